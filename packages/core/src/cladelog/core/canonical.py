@@ -1,0 +1,210 @@
+"""Canonical JSON bytes (RFC 8785, JSON Canonicalization Scheme) and digests.
+
+Every hash in cladelog is taken over the bytes this module produces, so two
+implementations in any language agree when they follow the same rules:
+
+* objects: members sorted by key, comparing keys as sequences of UTF-16 code
+  units; no whitespace anywhere; keys must be strings;
+* strings: UTF-8, with only ``"``, ``\\``, and the control characters below
+  U+0020 escaped (``\\b \\f \\n \\r \\t`` by name, the rest as ``\\u00xx``
+  with lower-case hex); everything else is written as is;
+* numbers: the shortest decimal that round-trips to the same IEEE-754 double,
+  formatted the way ECMAScript's ``Number.prototype.toString`` does
+  (``1`` not ``1.0``, ``1e-7`` not ``1e-07``, ``1e+21``); ``-0`` is ``0``;
+* ``true``, ``false``, ``null`` as literals; arrays in order.
+
+cladelog adds three input rules that the RFC leaves to the application:
+NaN and the infinities are refused, integers must lie in the I-JSON safe range
+``|n| <= 2**53 - 1`` (beyond it a double cannot hold them exactly), and
+nesting deeper than :data:`MAX_DEPTH` is refused. Refusals raise
+:class:`CanonicalError` whose message names the offending path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_SAFE_INTEGER",
+    "CanonicalError",
+    "canonical_bytes",
+    "canonical_digest",
+    "es6_number",
+]
+
+MAX_SAFE_INTEGER = 2**53 - 1
+MAX_DEPTH = 64
+
+_fast_dumps = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
+).encode
+
+
+class CanonicalError(ValueError):
+    """A value cannot be encoded canonically; the message names its path."""
+
+
+def es6_number(value: float) -> str:
+    """Format a finite double the way ECMAScript's Number#toString does."""
+    if not math.isfinite(value):
+        raise CanonicalError("NaN and Infinity have no canonical JSON form")
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    # repr gives the shortest round-trip digits; Decimal splits them from the exponent.
+    _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
+    digits = "".join(map(str, digit_tuple)).lstrip("0")
+    stripped = digits.rstrip("0")
+    assert isinstance(exponent, int)
+    exponent += len(digits) - len(stripped)
+    digits = stripped
+    n = len(digits) + exponent  # the decimal point sits after n digits
+    k = len(digits)
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    exp = n - 1
+    exp_str = ("+" if exp >= 0 else "-") + str(abs(exp))
+    if k == 1:
+        return sign + digits + "e" + exp_str
+    return sign + digits[0] + "." + digits[1:] + "e" + exp_str
+
+
+def _utf16_key(key: str) -> bytes:
+    return key.encode("utf-16-be")
+
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+
+
+def _string(value: str) -> str:
+    out = ['"']
+    for ch in value:
+        esc = _ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ch < " ":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _check_string(value: str, path: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CanonicalError(f"{path}: string contains a lone surrogate, not valid UTF-8") from None
+
+
+def _scan(value: Any, path: str, depth: int) -> bool:
+    """Validate ``value``; return True when the fast json path would differ from JCS."""
+    if depth > MAX_DEPTH:
+        raise CanonicalError(f"{path}: nested deeper than {MAX_DEPTH} levels")
+    tp = type(value)
+    if value is None or value is True or value is False:
+        return False
+    # Subclasses (IntEnum, str enums, OrderedDict, ...) are validated like their
+    # plain base type, encoded by their plain value, and always take the slow path.
+    plain = tp in (str, int, float, dict, list, tuple)
+    if isinstance(value, str):
+        _check_string(str.__str__(value), path)
+        return not plain
+    if isinstance(value, int):
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return not plain
+        raise CanonicalError(
+            f"{path}: integer {int.__repr__(value)} is outside the safe range +/-(2**53-1)"
+        )
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise CanonicalError(f"{path}: NaN and Infinity are not allowed")
+        # repr matches ES6 only for non-integral values in [1e-4, 1e16)
+        a = abs(value)
+        return not plain or value.is_integer() or a < 1e-4 or a >= 1e16
+    if isinstance(value, dict):
+        slow = not plain
+        for key, item in value.items():
+            if type(key) is not str:
+                raise CanonicalError(f"{path}: object key {key!r} is not a string")
+            _check_string(key, path)
+            if not key.isascii() and any(ord(c) > 0xFFFF for c in key):
+                slow = True  # UTF-16 order differs from code-point order
+            if _scan(item, f"{path}.{key}", depth + 1):
+                slow = True
+        return slow
+    if isinstance(value, list | tuple):
+        slow = not plain
+        for i, item in enumerate(value):
+            if _scan(item, f"{path}[{i}]", depth + 1):
+                slow = True
+        return slow
+    raise CanonicalError(f"{path}: {tp.__name__} is not a JSON value")
+
+
+def _encode(value: Any, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(_string(str.__str__(value)))
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float):
+        out.append(es6_number(float.__float__(value)))
+    elif isinstance(value, dict):
+        out.append("{")
+        first = True
+        for key in sorted(value, key=_utf16_key):
+            if not first:
+                out.append(",")
+            first = False
+            out.append(_string(key))
+            out.append(":")
+            _encode(value[key], out)
+        out.append("}")
+    else:
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _encode(item, out)
+        out.append("]")
+
+
+def canonical_bytes(value: Any, *, path: str = "$") -> bytes:
+    """Return the RFC 8785 canonical UTF-8 bytes of a JSON value.
+
+    Raises :class:`CanonicalError` naming the path of the first value that has
+    no canonical form (NaN, infinity, unsafe integer, non-string key, ...).
+    """
+    if _scan(value, path, 0):
+        out: list[str] = []
+        _encode(value, out)
+        return "".join(out).encode("utf-8")
+    return _fast_dumps(value).encode("utf-8")
+
+
+def canonical_digest(value: Any) -> str:
+    """Hex SHA-256 of :func:`canonical_bytes`."""
+    return hashlib.sha256(canonical_bytes(value)).hexdigest()

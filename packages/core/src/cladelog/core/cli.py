@@ -1,0 +1,525 @@
+"""The ``cladelog`` operator command line.
+
+Exit codes: 0 success, 1 a verification or gate failure (or a REJECT/HALT
+verdict from a plugin command), 2 bad input or usage. Errors are one line on
+stderr, never a traceback (set ``CLADELOG_DEBUG=1`` to see one).
+
+Plugin authors add commands through the ``cladelog_cli_commands`` hook and
+reach the deployment with :func:`pass_deployment`. This module imports only
+click at start-up; everything else is imported when a command runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from .deployment import Deployment
+    from .events import NewEvent
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "fail", "main", "pass_deployment", "read_json_file"]
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+F = TypeVar("F", bound=Callable[..., Any])
+
+_BUILTIN = (
+    "init", "plugins", "append", "log", "verify", "replay", "export", "import", "status", "gate",
+)
+
+
+class _Failure(click.ClickException):
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.exit_code = code  # type: ignore[misc]
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
+    """Stop the command with a one-line ``error: message`` on stderr and exit ``code``."""
+    raise _Failure(message, code)
+
+
+class _State:
+    def __init__(self, config: str | None) -> None:
+        self.config_path = config
+        self._deployment: Deployment | None = None
+
+    def deployment(self) -> Deployment:
+        if self._deployment is None:
+            from .config import find_config
+            from .deployment import Deployment
+
+            self._deployment = Deployment.open(find_config(self.config_path))
+        return self._deployment
+
+    def close(self) -> None:
+        if self._deployment is not None:
+            self._deployment.close()
+
+
+def _state(ctx: click.Context) -> _State:
+    root = ctx.find_root()
+    if not isinstance(root.obj, _State):
+        root.obj = _State(root.params.get("config"))
+        root.call_on_close(root.obj.close)
+    return root.obj
+
+
+def pass_deployment(fn: F) -> F:
+    """Decorate a click command so it receives the open :class:`Deployment` first."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return fn(_state(click.get_current_context()).deployment(), *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+class _Root(click.Group):
+    """The root group: built-in commands plus the enabled plugins' commands, loaded lazily."""
+
+    def _plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
+        cached = ctx.meta.get("cladelog.plugin_commands")
+        if cached is not None:
+            return cached  # type: ignore[no-any-return]
+        found: dict[str, click.Command] = {}
+        from .config import DeploymentConfig, find_config
+
+        path = find_config(ctx.params.get("config"))
+        if path.exists():
+            from . import builtin
+            from .plugins import load_plugins, make_plugin_manager
+
+            cfg = DeploymentConfig.load(path)
+            pm = make_plugin_manager(load_plugins(cfg.plugins, cfg.settings), builtin)
+            for result in pm.hook.cladelog_cli_commands():
+                for cmd in result or ():
+                    if cmd.name and cmd.name not in _BUILTIN:
+                        found[cmd.name] = cmd
+        ctx.meta["cladelog.plugin_commands"] = found
+        return found
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = list(super().list_commands(ctx))
+        # --help must work even when the deployment file is broken
+        with contextlib.suppress(Exception):
+            names += sorted(self._plugin_commands(ctx))
+        return names
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None:
+            return cmd
+        found: dict[str, click.Command] = _guard(lambda: self._plugin_commands(ctx))
+        return found.get(cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return _guard(lambda: super(_Root, self).invoke(ctx))
+
+
+def _guard(call: Callable[[], Any]) -> Any:
+    """Map cladelog's errors to exit codes with a one-line message."""
+    from .errors import CladelogError, VerificationError
+
+    try:
+        return call()
+    except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
+        raise
+    except VerificationError as exc:
+        raise _Failure(str(exc), EXIT_FAILED) from None
+    except CladelogError as exc:
+        raise _Failure(str(exc), EXIT_BAD_INPUT) from None
+    except KeyboardInterrupt:
+        raise _Failure("interrupted", 130) from None
+    except Exception as exc:
+        if os.environ.get("CLADELOG_DEBUG"):
+            raise
+        raise _Failure(
+            f"internal error: {type(exc).__name__}: {exc} (CLADELOG_DEBUG=1 shows a traceback)",
+            70,
+        ) from None
+
+
+@click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-c", "--config", metavar="FILE", envvar="CLADELOG_CONFIG",
+              help="Deployment file (default: ./cladelog.toml, or $CLADELOG_CONFIG).")
+@click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug) to stderr.")
+@click.version_option("0.1.0", prog_name="cladelog")
+@click.pass_context
+def main(ctx: click.Context, config: str | None, verbose: int) -> None:
+    """cladelog: an append-only, hash-chained event log with plugins that derive
+    verdicts by replaying it.
+
+    Start with 'cladelog init', then 'cladelog status'. Exit codes: 0 ok,
+    1 verification or gate failure, 2 bad input or usage.
+    """
+    if verbose:
+        from .log import configure_logging
+
+        configure_logging("debug" if verbose > 1 else "info")
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json_text(text: str, where: str) -> Any:
+    """Parse JSON strictly (no NaN/Infinity); raise InputError naming ``where``."""
+    from .errors import InputError
+
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise InputError(f"{where}: invalid JSON ({exc})") from None
+
+
+def _read_text(path: str) -> str:
+    from .errors import InputError
+
+    try:
+        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
+
+
+def read_json_file(path: str) -> Any:
+    """Read one JSON document from a file ('-' for stdin), strictly."""
+    return parse_json_text(_read_text(path), path)
+
+
+def _read_json_or_lines(path: str) -> list[Any]:
+    text = _read_text(path)
+    stripped = text.lstrip()
+    if stripped.startswith("[") or (stripped.startswith("{") and path.endswith(".json")):
+        doc = parse_json_text(text, path)
+        return doc if isinstance(doc, list) else [doc]
+    items = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            items.append(parse_json_text(line, f"{path}:{n}"))
+    return items
+
+
+def _new_events(items: list[Any], path: str) -> tuple[list[NewEvent], dict[str, int]]:
+    from .errors import InputError
+    from .events import NewEvent
+
+    events: list[NewEvent] = []
+    expected: dict[str, int] = {}
+    allowed = {"stream", "type", "data", "meta", "schema_version", "expected_version"}
+    for i, item in enumerate(items):
+        where = f"{path}: events[{i}]"
+        if not isinstance(item, dict):
+            raise InputError(f"{where}: expected an object")
+        extra = set(item) - allowed
+        if extra:
+            raise InputError(f"{where}: unknown field(s) {sorted(extra)}")
+        for key in ("stream", "type"):
+            if not isinstance(item.get(key), str):
+                raise InputError(f"{where}.{key}: required string")
+        if "data" not in item:
+            raise InputError(f"{where}.data: required")
+        sv = item.get("schema_version")
+        if sv is not None and type(sv) is not int:
+            raise InputError(f"{where}.schema_version: must be an integer")
+        if "expected_version" in item:
+            ev = item["expected_version"]
+            if type(ev) is not int or ev < 0:
+                raise InputError(f"{where}.expected_version: must be an integer >= 0")
+            if expected.setdefault(item["stream"], ev) != ev:
+                raise InputError(f"{where}.expected_version: conflicts with an earlier item")
+        events.append(NewEvent(item["stream"], item["type"], item["data"],
+                               item.get("meta") or {}, sv))
+    if not events:
+        raise InputError(f"{path}: no events")
+    return events, expected
+
+
+def _echo_json(doc: Any) -> None:
+    click.echo(json.dumps(doc, sort_keys=True, ensure_ascii=False))
+
+
+# -- commands ------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--store", metavar="PATH|URL", default=None,
+              help="Store path or URL for a new deployment (default: cladelog.sqlite3).")
+@click.option("-p", "--plugin", "plugins", multiple=True, metavar="NAME",
+              help="Enable a plugin (repeatable).")
+@click.pass_context
+def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...]) -> None:
+    """Write a deployment file and create its store (safe to run twice)."""
+    from .config import DeploymentConfig, find_config
+    from .deployment import Deployment
+
+    path = find_config(ctx.find_root().params.get("config"))
+    if path.exists():
+        cfg = DeploymentConfig.load(path)
+        if (store and DeploymentConfig.from_dict({"store": store}, path=path).store != cfg.store) \
+                or (plugins and tuple(plugins) != cfg.plugins):
+            fail(f"{path}: exists with other settings; edit it instead of re-running init")
+        created = False
+    else:
+        written = store or "cladelog.sqlite3"
+        cfg = DeploymentConfig.from_dict({"store": written, "plugins": list(plugins)}, path=path)
+        Deployment(cfg, create=True).close()  # validate plugins before writing anything
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(cfg.to_toml(store_as_written=written), encoding="utf-8")
+        created = True
+    with Deployment(cfg, create=True) as dep:
+        recorded = dep.record_plugins()
+        head = dep.store.head()
+    word = "created" if created else "already initialised"
+    click.echo(f"{word}: {path} (store {cfg.store}, head {head.position}, "
+               f"{len(recorded)} plugin event(s) recorded)")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def plugins(ctx: click.Context, as_json: bool) -> None:
+    """List installed plugins, which are enabled, their versions and hooks."""
+    from .config import DeploymentConfig, find_config
+    from .hookspecs import HOOKSPEC_VERSION
+    from .plugins import PluginInfo, installed_plugins
+
+    path = find_config(ctx.find_root().params.get("config"))
+    enabled = DeploymentConfig.load(path).plugins if path.exists() else ()
+    rows = []
+    for name, ep in sorted(installed_plugins().items()):
+        row: dict[str, Any] = {"name": name, "enabled": name in enabled,
+                               "distribution": ep.dist.name if ep.dist else None}
+        try:
+            module = ep.load()
+            info = getattr(module, "PLUGIN", None)
+            if isinstance(info, PluginInfo):
+                row |= {"version": info.version, "requires": list(info.requires),
+                        "hookspec_version": info.hookspec_version,
+                        "compatible": info.hookspec_version == HOOKSPEC_VERSION}
+            row["hooks"] = sorted(n for n in dir(module) if n.startswith("cladelog_")
+                                  and callable(getattr(module, n)))
+        except Exception as exc:
+            row["error"] = f"failed to load: {exc}"
+        rows.append(row)
+    if as_json:
+        _echo_json({"hookspec_version": HOOKSPEC_VERSION, "plugins": rows})
+        return
+    click.echo(f"core hook specs v{HOOKSPEC_VERSION}; deployment: {path}")
+    if not rows:
+        click.echo("no plugins installed")
+    for r in rows:
+        mark = "enabled " if r["enabled"] else "disabled"
+        hooks = ", ".join(h.removeprefix("cladelog_") for h in r.get("hooks", []))
+        extra = r.get("error") or f"hooks: {hooks or '-'}"
+        req = f" requires {','.join(r['requires'])}" if r.get("requires") else ""
+        click.echo(f"  {mark} {r['name']:<16} {r.get('version', '?'):<8}{req}  {extra}")
+
+
+@main.command()
+@click.argument("file", metavar="FILE")
+@click.option("--idempotency-key", metavar="KEY", help="Append this batch at most once.")
+@pass_deployment
+def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
+    """Append events from a JSON file (object or array) or JSONL ('-' = stdin), as one batch.
+
+    Each item: {"stream", "type", "data", optional "meta", "schema_version",
+    "expected_version"}. The whole file is validated first; nothing is
+    appended if any item is bad.
+    """
+    events, expected = _new_events(_read_json_or_lines(file), file)
+    recorded = dep.append(events, expected_versions=expected or None,
+                          idempotency_key=idempotency_key)
+    click.echo(f"appended {len(recorded)} event(s), positions "
+               f"{recorded[0].position}..{recorded[-1].position}")
+
+
+@main.command()
+@click.option("--stream", help="Only this stream.")
+@click.option("--type", "types", multiple=True, help="Only this type (repeatable).")
+@click.option("--from", "start", type=click.IntRange(min=1), default=1, help="First position.")
+@click.option("--to", "stop", type=click.IntRange(min=1), default=None, help="Last position.")
+@click.option("--tail", type=click.IntRange(min=1), default=None, help="Only the last N events.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@pass_deployment
+def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
+        stop: int | None, tail: int | None, as_json: bool) -> None:
+    """List events, oldest first, with filters."""
+    events: Iterator[Any] = dep.store.read(start, stop, stream=stream, types=types or None)
+    if tail:
+        from collections import deque
+
+        events = iter(deque(events, maxlen=tail))
+    for e in events:
+        if as_json:
+            _echo_json(e.to_json())
+        else:
+            data = json.dumps(e.data, sort_keys=True, ensure_ascii=False)
+            if len(data) > 70:
+                data = data[:67] + "..."
+            click.echo(f"{e.position:>8}  {e.recorded_at}  {e.stream}@{e.stream_version}  "
+                       f"{e.type}  {data}")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True)
+@pass_deployment
+def verify(dep: Deployment, as_json: bool) -> None:
+    """Walk the hash chain; report the first position that does not verify (exit 1)."""
+    report = dep.verify()
+    if as_json:
+        _echo_json({"ok": report.ok, "checked": report.checked, "position": report.position,
+                    "reason": report.reason, "head": report.head.position})
+        if not report.ok:
+            sys.exit(EXIT_FAILED)
+        return
+    if not report.ok:
+        fail(f"position {report.position}: {report.reason}", EXIT_FAILED)
+    click.echo(f"ok: {report.checked} event(s) verified, head {report.head.position} "
+               f"{report.head.hash}")
+
+
+@main.command()
+@click.option("--rebuild", is_flag=True, help="Ignore checkpoints; start from position 0.")
+@click.option("--to", "to", type=click.IntRange(min=0), default=None,
+              help="Replay history up to this position only.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_deployment
+def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool) -> None:
+    """Fold the log through every enabled projection, verifying the chain as it goes.
+
+    Prints each projection's state digest (hex SHA-256 of its canonical JSON)
+    and a summary. Checkpoints make the next replay incremental.
+    """
+    progress = None
+    bar = None
+    if sys.stderr.isatty() and not as_json:
+        from rich.progress import Progress
+
+        bar = Progress(transient=True)
+        task = bar.add_task("replaying", total=None)
+        bar.start()
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+    try:
+        result = dep.replay(rebuild=rebuild, to=to, progress=progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if as_json:
+        _echo_json(result.to_json())
+        return
+    click.echo(f"replayed to position {result.head.position} ({result.events_read} read)")
+    for p in sorted(result.projections, key=lambda p: p.name):
+        note = " rebuilt" if p.rebuilt else ""
+        click.echo(f"  {p.name} v{p.version}  {p.digest}  {p.summary}{note}")
+    for t, n in sorted(result.skipped_unknown.items()):
+        click.echo(f"  skipped {n} event(s) of unknown type {t} (kept in the log)")
+
+
+@main.command()
+@click.argument("file", metavar="FILE")
+@pass_deployment
+def export(dep: Deployment, file: str) -> None:
+    """Write the whole log as JSONL ('-' = stdout), one event per line with its hash."""
+    out = sys.stdout if file == "-" else open(file, "w", encoding="utf-8")  # noqa: SIM115
+    n = 0
+    try:
+        for e in dep.store.read():
+            out.write(json.dumps(e.to_json(), sort_keys=True, ensure_ascii=False) + "\n")
+            n += 1
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    if file != "-":
+        click.echo(f"exported {n} event(s) to {file}")
+
+
+@main.command("import")
+@click.argument("file", metavar="FILE")
+@pass_deployment
+def import_(dep: Deployment, file: str) -> None:
+    """Import an exported JSONL log; the chain must verify and agree with what is stored."""
+    from .store.base import event_from_json
+
+    text = _read_text(file)
+    events = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            events.append(event_from_json(parse_json_text(line, f"{file}:{n}"), f"{file}:{n}"))
+    result = dep.store.import_events(events)
+    click.echo(f"imported {result.appended} new event(s), {result.already_present} already "
+               f"present; head {result.head.position}")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True)
+@pass_deployment
+def status(dep: Deployment, as_json: bool) -> None:
+    """Store, size, head, enabled plugins and how far each projection is behind."""
+    head = dep.store.head()
+    cps = {c.name: c for c in dep.store.checkpoints()}
+    projs: list[dict[str, Any]] = []
+    for p in sorted(dep.projections, key=lambda p: p.name):
+        cp = cps.get(p.name)
+        pos = cp.position if cp and cp.version == p.version else 0
+        projs.append({"name": p.name, "version": p.version, "position": pos,
+                      "behind": head.position - pos, "digest": cp.digest if cp else None})
+    doc = {"store": dep.store.url, "size_bytes": dep.store.size_bytes(),
+           "head": {"position": head.position, "hash": head.hash},
+           "plugins": dep.plugin_versions, "projections": projs}
+    if as_json:
+        _echo_json(doc)
+        return
+    click.echo(f"store     {doc['store']} ({doc['size_bytes'] or 0} bytes)")
+    click.echo(f"head      {head.position} {head.hash}")
+    click.echo("plugins   " + ", ".join(f"{n} {v}" for n, v in sorted(dep.plugin_versions.items())))
+    for row in projs:
+        click.echo(f"  {row['name']:<28} v{row['version']}  at {row['position']:<8} "
+                   f"behind {row['behind']}")
+
+
+@main.command()
+@click.argument("candidate")
+@click.option("--json", "as_json", is_flag=True)
+@pass_deployment
+def gate(dep: Deployment, candidate: str, as_json: bool) -> None:
+    """Ask every enabled plugin whether CANDIDATE may be promoted (exit 0 allowed, 1 blocked)."""
+    result = dep.gate(candidate)
+    if as_json:
+        _echo_json(result.to_json())
+    else:
+        for v in result.votes:
+            click.echo(f"  {v.decision:<5}  {v.plugin:<14} {v.reason}")
+        if not result.votes:
+            click.echo("  no plugin voted")
+        click.echo(f"{candidate}: {'allowed' if result.allowed else 'BLOCKED'}")
+    if not result.allowed:
+        sys.exit(EXIT_FAILED)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

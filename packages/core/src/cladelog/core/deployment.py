@@ -1,0 +1,220 @@
+"""A deployment: one store, the enabled plugins, their event types and projections.
+
+This is the application layer every command goes through: it validates a
+whole batch before anything is written, fills each event's meta, records
+plugin enablement in the log, replays projections and asks the gate.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+from . import builtin
+from .config import DeploymentConfig
+from .errors import ConfigError, InputError
+from .events import NewEvent, RecordedEvent
+from .gate import GateResult, Vote
+from .plugins import LoadedPlugin, load_plugins, make_plugin_manager
+from .projections import Projection, ReplayResult, replay
+from .registry import EventTypeRegistry
+from .store import EventStore, PreparedEvent, open_store
+from .store.base import VerifyReport
+
+__all__ = ["Deployment"]
+
+CORE_VERSION = "0.1.0"
+
+
+class Deployment:
+    """Open a deployment from its config; close it (or use ``with``) when done.
+
+    ``plugins`` are extra plugin modules to register as enabled (tests and
+    embedding); ``clock`` returns ``recorded_at`` strings (the demo uses a
+    deterministic one); ``create`` creates the store when missing.
+    """
+
+    def __init__(
+        self,
+        config: DeploymentConfig,
+        *,
+        plugins: Iterable[ModuleType | Any] = (),
+        clock: Callable[[], str] | None = None,
+        create: bool = False,
+    ) -> None:
+        self.config = config
+        self.clock = clock
+        self.loaded: list[LoadedPlugin] = load_plugins(config.plugins, config.settings, plugins)
+        self.pm = make_plugin_manager(self.loaded, builtin)
+        self.registry = EventTypeRegistry()
+        self._owner: dict[str, str] = {}
+        self._versions = {"core": CORE_VERSION} | {
+            p.info.name: p.info.version for p in self.loaded
+        }
+        for plugin, types in self._per_plugin(self.pm.hook.cladelog_event_types):
+            prefix = plugin.replace("-", "_") + "."
+            for et in types:
+                if not et.name.startswith(prefix):
+                    raise ConfigError(
+                        f"plugins: {plugin!r} registers {et.name!r}, outside its namespace "
+                        f"{prefix}*"
+                    )
+                self.registry.register(et)
+                self._owner[et.name] = plugin
+        self.projections: list[Projection] = []
+        seen: set[str] = set()
+        for _plugin, projs in self._per_plugin(self.pm.hook.cladelog_projections):
+            for proj in projs:
+                if proj.name in seen:
+                    raise ConfigError(f"plugins: projection {proj.name!r} is registered twice")
+                seen.add(proj.name)
+                self.projections.append(proj)
+        self.store: EventStore = open_store(config.store, create=create)
+        self._plugins_recorded = False
+        self.pm.hook.cladelog_configure(deployment=self)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], **kw: Any) -> Deployment:
+        return cls(DeploymentConfig.load(path), **kw)
+
+    def _per_plugin(self, hook: Any) -> list[tuple[str, Sequence[Any]]]:
+        out: list[tuple[str, Sequence[Any]]] = []
+        for impl in hook.get_hookimpls():
+            result = impl.function()
+            out.append((impl.plugin_name, tuple(result or ())))
+        return out
+
+    # -- plugins ------------------------------------------------------------------------
+    def settings(self, plugin: str) -> Any:
+        """The validated settings object of an enabled plugin."""
+        for p in self.loaded:
+            if p.info.name == plugin:
+                return p.settings
+        raise ConfigError(f"plugins: {plugin!r} is not enabled in this deployment")
+
+    @property
+    def plugin_versions(self) -> dict[str, str]:
+        return dict(self._versions)
+
+    def _plugin_changes(self) -> list[PreparedEvent]:
+        recorded: dict[str, tuple[str, bool]] = {}
+        for e in self.store.read(stream=builtin.PLUGINS_STREAM):
+            recorded[e.data["name"]] = (e.data["version"], e.type == "core.plugin_enabled")
+        wanted = {p.info.name: p.info.version for p in self.loaded}
+        meta = self._meta("core", None)
+        out = []
+        for name, version in sorted(wanted.items()):
+            if recorded.get(name) != (version, True):
+                out.append(PreparedEvent(builtin.PLUGINS_STREAM, "core.plugin_enabled", 1,
+                                         {"name": name, "version": version}, meta))
+        for name, (version, on) in sorted(recorded.items()):
+            if on and name not in wanted:
+                out.append(PreparedEvent(builtin.PLUGINS_STREAM, "core.plugin_disabled", 1,
+                                         {"name": name, "version": version}, meta))
+        return out
+
+    def record_plugins(self) -> list[RecordedEvent]:
+        """Append enable/disable events if the enabled set differs from the log's record."""
+        changes = self._plugin_changes()
+        self._plugins_recorded = True
+        return self.store.append(changes, clock=self.clock) if changes else []
+
+    # -- writing ------------------------------------------------------------------------
+    def _meta(self, plugin: str, correlation_id: str | None) -> dict[str, Any]:
+        actor = self.config.actor or os.environ.get("CLADELOG_ACTOR")
+        if not actor:
+            try:
+                actor = getpass.getuser()
+            except Exception:  # no user database entry in some containers
+                actor = "unknown"
+        meta: dict[str, Any] = {"actor": actor, "plugin": plugin,
+                                "plugin_version": self._versions.get(plugin, "unknown")}
+        if correlation_id is not None:
+            meta["correlation_id"] = correlation_id
+        return meta
+
+    def prepare(
+        self, events: Sequence[NewEvent], *, correlation_id: str | None = None
+    ) -> list[PreparedEvent]:
+        """Validate a batch completely; raise :class:`InputError` naming the first bad field."""
+        out = []
+        for i, e in enumerate(events):
+            where = f"events[{i}]" if len(events) > 1 else "event"
+            if not isinstance(e.stream, str) or not e.stream or len(e.stream) > 200:
+                raise InputError(f"{where}.stream: must be a non-empty string of at most 200 chars")
+            try:
+                version, data = self.registry.prepare(e.type, e.data, e.schema_version)
+            except InputError as exc:
+                raise type(exc)(f"{where}.{exc}") from None
+            plugin = self._owner[e.type]
+            meta = self._meta(plugin, correlation_id)
+            if e.meta:
+                if not isinstance(e.meta, Mapping):
+                    raise InputError(f"{where}.meta: must be an object")
+                meta.update(e.meta)
+            out.append(PreparedEvent(e.stream, e.type, version, data, meta))
+        return out
+
+    def append(
+        self,
+        events: Sequence[NewEvent],
+        *,
+        expected_versions: Mapping[str, int] | None = None,
+        idempotency_key: str | None = None,
+        correlation_id: str | None = None,
+    ) -> list[RecordedEvent]:
+        """Validate and append a batch atomically; a rejected batch appends nothing."""
+        prepared = self.prepare(events, correlation_id=correlation_id)
+        if not self._plugins_recorded:
+            prepared = self._plugin_changes() + prepared
+            self._plugins_recorded = True
+        recorded = self.store.append(prepared, expected_versions=expected_versions,
+                                     idempotency_key=idempotency_key, clock=self.clock)
+        return recorded[len(recorded) - len(events):] if events else recorded
+
+    # -- reading ------------------------------------------------------------------------
+    def replay(self, **kw: Any) -> ReplayResult:
+        """Fold the log through every enabled projection (see :func:`projections.replay`)."""
+        return replay(self.store, self.registry, self.projections, **kw)
+
+    def states(self) -> dict[str, Any]:
+        """Bring every projection up to date and return their states by name."""
+        return {p.name: p.state for p in self.replay().projections}
+
+    def state(self, projection: str) -> Any:
+        for p in self.projections:
+            if p.name == projection:
+                return replay(self.store, self.registry, [p]).projections[0].state
+        raise ConfigError(f"projection {projection!r} is not registered in this deployment")
+
+    def verify(self) -> VerifyReport:
+        return self.store.verify()
+
+    def gate(self, candidate: str) -> GateResult:
+        """Ask every enabled plugin's gate hook about ``candidate``."""
+        states = self.states()
+        votes: list[Vote] = []
+        for impl in self.pm.hook.cladelog_gate_vote.get_hookimpls():
+            vote = impl.function(candidate=candidate, states=states, deployment=self)
+            if isinstance(vote, Vote):
+                votes.append(vote)
+        votes.sort(key=lambda v: v.plugin)
+        return GateResult(candidate, tuple(votes))
+
+    def cli_commands(self) -> list[Any]:
+        cmds: list[Any] = []
+        for _, result in self._per_plugin(self.pm.hook.cladelog_cli_commands):
+            cmds.extend(result)
+        return cmds
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Deployment:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,71 @@
+"""The exceptions cladelog raises.
+
+Every error that reaches an operator carries a one-line message that names
+the field, position or setting concerned. The CLI maps them to exit codes:
+:class:`InputError` and :class:`ConfigError` (and their subclasses) exit 2,
+:class:`VerificationError` exits 1.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ChainError",
+    "CladelogError",
+    "ConcurrencyError",
+    "ConfigError",
+    "ImportConflictError",
+    "InputError",
+    "StoreError",
+    "UnknownEventTypeError",
+    "VerificationError",
+]
+
+
+class CladelogError(Exception):
+    """Base class of every error cladelog raises on purpose."""
+
+
+class InputError(CladelogError, ValueError):
+    """Bad input: a payload, a file or an argument that cannot be accepted."""
+
+
+class UnknownEventTypeError(InputError):
+    """An event type no enabled plugin registered."""
+
+
+class ConfigError(CladelogError):
+    """A deployment file or a plugin setting is wrong."""
+
+
+class StoreError(CladelogError):
+    """The store cannot be opened or used (missing file, server down, ...)."""
+
+
+class ConcurrencyError(CladelogError):
+    """An append's ``expected_version`` does not match the stream; nothing was appended."""
+
+    def __init__(self, stream: str, expected: int, actual: int) -> None:
+        super().__init__(
+            f"stream {stream!r}: expected version {expected}, but it is at {actual}; "
+            "nothing was appended"
+        )
+        self.stream = stream
+        self.expected = expected
+        self.actual = actual
+
+
+class VerificationError(CladelogError):
+    """A verification failed (hash chain, signature, gate)."""
+
+
+class ChainError(VerificationError):
+    """The hash chain is broken at ``position``."""
+
+    def __init__(self, position: int, reason: str) -> None:
+        super().__init__(f"position {position}: {reason}")
+        self.position = position
+        self.reason = reason
+
+
+class ImportConflictError(InputError):
+    """An imported log disagrees with the history the store already holds."""

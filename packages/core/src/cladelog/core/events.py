@@ -1,0 +1,156 @@
+"""Events: what is appended (:class:`NewEvent`), what is stored (:class:`RecordedEvent`),
+and the hash chain that links them.
+
+The hash of an event is ``SHA-256(prev || body)`` where ``prev`` is the 32 raw
+bytes of the previous event's hash (32 zero bytes before the first event) and
+``body`` is :func:`cladelog.core.canonical.canonical_bytes` of the JSON object
+with exactly these members::
+
+    data, meta, position, prev_hash, recorded_at, schema_version,
+    stream, stream_version, type
+
+``prev_hash`` and ``hash`` are lower-case hex. ``recorded_at`` is an RFC 3339
+UTC timestamp with microseconds and a ``Z`` suffix. See ``docs/events.md`` for
+a worked example a third party can recompute.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+
+from .canonical import canonical_bytes
+
+__all__ = [
+    "GENESIS_HASH",
+    "NewEvent",
+    "RecordedEvent",
+    "chain_hash",
+    "encode_body",
+    "format_timestamp",
+    "utc_now",
+]
+
+GENESIS_HASH = "0" * 64
+_GENESIS_RAW = bytes(32)
+
+
+def utc_now() -> str:
+    """The current UTC time as stored in ``recorded_at``."""
+    return format_timestamp(datetime.now(UTC))
+
+
+def format_timestamp(moment: datetime) -> str:
+    """Format an aware datetime as ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` in UTC."""
+    if moment.tzinfo is None:
+        raise ValueError("recorded_at: timestamp must be timezone-aware")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@attrs.frozen
+class NewEvent:
+    """An event to append. ``data`` is a JSON object or an attrs payload instance.
+
+    ``schema_version`` defaults to the current version of the registered type.
+    ``meta`` holds actor, producing plugin and version, and correlation id; the
+    deployment fills what is missing.
+    """
+
+    stream: str
+    type: str
+    data: Any
+    meta: Mapping[str, Any] = attrs.field(factory=dict)
+    schema_version: int | None = None
+
+
+@attrs.frozen(slots=True)
+class RecordedEvent:
+    """An event as the log holds it. ``body`` is the exact canonical bytes that were hashed."""
+
+    position: int
+    stream: str
+    stream_version: int
+    type: str
+    schema_version: int
+    data: Any
+    meta: Mapping[str, Any]
+    recorded_at: str
+    prev_hash: str
+    hash: str
+    body: bytes = attrs.field(repr=False, eq=False)
+
+    @classmethod
+    def from_body(cls, body: bytes, hash_hex: str) -> RecordedEvent:
+        """Rebuild an event from its stored canonical bytes and hash."""
+        doc = json.loads(body)
+        return cls(
+            doc["position"],
+            doc["stream"],
+            doc["stream_version"],
+            doc["type"],
+            doc["schema_version"],
+            doc["data"],
+            doc["meta"],
+            doc["recorded_at"],
+            doc["prev_hash"],
+            hash_hex,
+            body,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as one JSON object (the export line format): the body plus ``hash``."""
+        return {
+            "position": self.position,
+            "stream": self.stream,
+            "stream_version": self.stream_version,
+            "type": self.type,
+            "schema_version": self.schema_version,
+            "data": self.data,
+            "meta": dict(self.meta),
+            "recorded_at": self.recorded_at,
+            "prev_hash": self.prev_hash,
+            "hash": self.hash,
+        }
+
+    def computed_hash(self) -> str:
+        """Recompute the hash from the stored bytes (no re-encoding)."""
+        return chain_hash(self.prev_hash, self.body)
+
+
+def encode_body(
+    *,
+    position: int,
+    stream: str,
+    stream_version: int,
+    type: str,
+    schema_version: int,
+    data: Any,
+    meta: Mapping[str, Any],
+    recorded_at: str,
+    prev_hash: str,
+) -> bytes:
+    """The canonical bytes an event's hash covers."""
+    return canonical_bytes(
+        {
+            "data": data,
+            "meta": meta,
+            "position": position,
+            "prev_hash": prev_hash,
+            "recorded_at": recorded_at,
+            "schema_version": schema_version,
+            "stream": stream,
+            "stream_version": stream_version,
+            "type": type,
+        }
+    )
+
+
+def chain_hash(prev_hash: str, body: bytes) -> str:
+    """``SHA-256(prev || body)`` as hex, ``prev`` being the raw bytes of ``prev_hash``."""
+    prev = _GENESIS_RAW if prev_hash == GENESIS_HASH else bytes.fromhex(prev_hash)
+    return hashlib.sha256(prev + body).hexdigest()

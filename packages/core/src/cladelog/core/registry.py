@@ -1,0 +1,120 @@
+"""Event types: their payload classes, schema versions and upcasters.
+
+A plugin registers each of its event types once (through the
+``cladelog_event_types`` hook). Appending checks the payload against the
+type's attrs class strictly and stores its unstructured form; reading an event
+written under an older schema version runs the upcasters in order
+(``1 -> 2 -> ... -> current``) so projections only ever see the current shape.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from .errors import InputError, UnknownEventTypeError
+from .schema import PayloadError, structure, unstructure
+
+__all__ = ["EventType", "EventTypeRegistry", "Upcaster"]
+
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+
+_TYPE_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
+
+
+@attrs.frozen
+class EventType:
+    """A registered event type.
+
+    ``name`` is namespaced by its plugin (``fork_score.branch_scored``);
+    ``payload`` is the attrs class of the current schema; ``upcasters[v]``
+    turns the data of version ``v`` into version ``v + 1``.
+    """
+
+    name: str
+    payload: type
+    schema_version: int = 1
+    upcasters: Mapping[int, Upcaster] = attrs.field(factory=dict)
+    description: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        if not _TYPE_NAME.match(self.name):
+            raise ValueError(f"event type {self.name!r}: must look like 'plugin.event_name'")
+        if not attrs.has(self.payload):
+            raise ValueError(f"event type {self.name!r}: payload must be an attrs class")
+        if self.schema_version < 1:
+            raise ValueError(f"event type {self.name!r}: schema_version must be >= 1")
+        missing = [v for v in range(1, self.schema_version) if v not in self.upcasters]
+        if missing:
+            raise ValueError(f"event type {self.name!r}: no upcaster from version(s) {missing}")
+
+
+class EventTypeRegistry:
+    """All event types known to a deployment, keyed by name."""
+
+    def __init__(self, types: Iterable[EventType] = ()) -> None:
+        self._types: dict[str, EventType] = {}
+        for t in types:
+            self.register(t)
+
+    def register(self, event_type: EventType) -> None:
+        if event_type.name in self._types and self._types[event_type.name] is not event_type:
+            raise ValueError(f"event type {event_type.name!r} is registered twice")
+        self._types[event_type.name] = event_type
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._types
+
+    def __iter__(self) -> Any:
+        return iter(sorted(self._types))
+
+    def get(self, name: str) -> EventType:
+        try:
+            return self._types[name]
+        except KeyError:
+            raise UnknownEventTypeError(
+                f"type: unknown event type {name!r} (no enabled plugin registers it)"
+            ) from None
+
+    def prepare(self, name: str, data: Any, schema_version: int | None = None) -> tuple[int, Any]:
+        """Validate a payload for appending; return ``(schema_version, json_data)``.
+
+        ``data`` may be an instance of the payload class or a JSON object. New
+        events are always written in the current schema version.
+        """
+        et = self.get(name)
+        if schema_version is not None and schema_version != et.schema_version:
+            if type(schema_version) is not int or schema_version > et.schema_version:
+                raise InputError(
+                    f"schema_version: {name} has no version {schema_version!r} "
+                    f"(current is {et.schema_version})"
+                )
+            raise InputError(
+                f"schema_version: new {name} events are written in version "
+                f"{et.schema_version}, not {schema_version}"
+            )
+        if isinstance(data, et.payload):
+            return et.schema_version, unstructure(data)
+        obj: Any = structure(data, et.payload)
+        return et.schema_version, unstructure(obj)
+
+    def upcast(self, name: str, schema_version: int, data: Any) -> Any:
+        """Bring stored data of ``schema_version`` up to the current version."""
+        et = self._types.get(name)
+        if et is None or schema_version == et.schema_version:
+            return data
+        if schema_version > et.schema_version:
+            raise PayloadError(
+                f"schema_version: {name} version {schema_version} is newer than this "
+                f"plugin's {et.schema_version}"
+            )
+        for v in range(schema_version, et.schema_version):
+            data = et.upcasters[v](data)
+        return data
+
+    def structure(self, name: str, data: Any) -> Any:
+        """Structure (already upcast) data into the type's payload class."""
+        return structure(data, self.get(name).payload)

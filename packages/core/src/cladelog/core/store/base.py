@@ -1,0 +1,306 @@
+"""The store interface every backend implements, and the logic they share.
+
+A backend only moves rows; this module decides what a row is. Building a
+batch (positions, stream versions, bodies, hashes) and verifying a chain are
+plain functions here, so SQLite and PostgreSQL produce byte-identical events.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import json
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ..canonical import canonical_bytes
+from ..errors import ChainError, ConcurrencyError, InputError
+from ..events import GENESIS_HASH, RecordedEvent, chain_hash, encode_body, utc_now
+
+__all__ = [
+    "Checkpoint",
+    "EventStore",
+    "Head",
+    "ImportResult",
+    "PreparedEvent",
+    "RawRow",
+    "VerifyReport",
+    "batch_digest",
+    "build_batch",
+    "check_row",
+    "event_from_json",
+    "verify_rows",
+]
+
+# (position, stream, stream_version, type, schema_version, recorded_at, body, hash, prev_hash)
+RawRow = tuple[int, str, int, str, int, str, bytes, str, str]
+
+
+@attrs.frozen
+class PreparedEvent:
+    """A validated event ready for a store: JSON data in the current schema version."""
+
+    stream: str
+    type: str
+    schema_version: int
+    data: Any
+    meta: Mapping[str, Any]
+
+
+@attrs.frozen
+class Head:
+    position: int
+    hash: str
+
+
+@attrs.frozen
+class Checkpoint:
+    """A projection's saved state: beside the log, outside the chain."""
+
+    name: str
+    version: int
+    position: int
+    head_hash: str
+    state: Any
+    digest: str
+
+
+@attrs.frozen
+class VerifyReport:
+    ok: bool
+    checked: int
+    head: Head
+    position: int | None = None
+    reason: str | None = None
+
+
+@attrs.frozen
+class ImportResult:
+    already_present: int
+    appended: int
+    head: Head
+
+
+def batch_digest(events: Sequence[PreparedEvent]) -> str:
+    """Digest of a batch's content (not its positions or times), for idempotent retries."""
+    doc = [
+        {"stream": e.stream, "type": e.type, "schema_version": e.schema_version,
+         "data": e.data, "meta": dict(e.meta)}
+        for e in events
+    ]
+    return hashlib.sha256(canonical_bytes(doc)).hexdigest()
+
+
+def build_batch(
+    events: Sequence[PreparedEvent],
+    head: Head,
+    current_versions: Mapping[str, int],
+    expected_versions: Mapping[str, int] | None,
+    clock: Callable[[], str] | None = None,
+) -> list[RecordedEvent]:
+    """Assign positions, stream versions, timestamps and hashes to a batch.
+
+    Raises :class:`ConcurrencyError` when a stream is not at its expected version.
+    """
+    if expected_versions:
+        for stream, expected in expected_versions.items():
+            actual = current_versions.get(stream, 0)
+            if actual != expected:
+                raise ConcurrencyError(stream, expected, actual)
+    versions = dict(current_versions)
+    position, prev = head.position, head.hash
+    now = (clock or utc_now)()
+    out: list[RecordedEvent] = []
+    for e in events:
+        position += 1
+        version = versions.get(e.stream, 0) + 1
+        versions[e.stream] = version
+        meta = dict(e.meta)
+        body = encode_body(
+            position=position, stream=e.stream, stream_version=version, type=e.type,
+            schema_version=e.schema_version, data=e.data, meta=meta, recorded_at=now,
+            prev_hash=prev,
+        )
+        digest = chain_hash(prev, body)
+        out.append(RecordedEvent(position, e.stream, version, e.type, e.schema_version, e.data,
+                                 meta, now, prev, digest, body))
+        prev = digest
+    return out
+
+
+def check_row(row: RawRow, expected_position: int, prev_hash: str) -> tuple[RecordedEvent, str]:
+    """Check one stored row against the chain; return the event or raise :class:`ChainError`."""
+    position, stream, stream_version, type_, schema_version, recorded_at, body, hash_, prev = row
+    if position != expected_position:
+        raise ChainError(expected_position, f"missing: the next stored position is {position}")
+    try:
+        event = RecordedEvent.from_body(bytes(body), hash_)
+    except (ValueError, KeyError, TypeError):
+        raise ChainError(position, "stored body is not a valid event document") from None
+    if chain_hash(prev_hash, bytes(body)) != hash_:
+        raise ChainError(position, "hash does not match the stored event")
+    if prev != prev_hash or event.prev_hash != prev_hash:
+        raise ChainError(position, "prev_hash does not link to the previous event")
+    columns = (position, stream, stream_version, type_, schema_version, recorded_at)
+    inner = (event.position, event.stream, event.stream_version, event.type,
+             event.schema_version, event.recorded_at)
+    if columns != inner:
+        names = ("position", "stream", "stream_version", "type", "schema_version", "recorded_at")
+        bad = next(n for n, a, b in zip(names, columns, inner, strict=True) if a != b)
+        raise ChainError(position, f"column {bad} disagrees with the hashed event")
+    return event, hash_
+
+
+def verify_rows(rows: Iterable[RawRow], start: Head | None = None) -> VerifyReport:
+    """Walk rows in position order; report the first position that does not verify."""
+    head = start or Head(0, GENESIS_HASH)
+    position, prev = head.position, head.hash
+    checked = 0
+    for row in rows:
+        try:
+            _, prev = check_row(row, position + 1, prev)
+        except ChainError as exc:
+            return VerifyReport(False, checked, Head(position, prev), exc.position, exc.reason)
+        position += 1
+        checked += 1
+    return VerifyReport(True, checked, Head(position, prev))
+
+
+_EXPORT_KEYS = frozenset(
+    ("position", "stream", "stream_version", "type", "schema_version", "data", "meta",
+     "recorded_at", "prev_hash", "hash")
+)
+
+
+def event_from_json(doc: Any, where: str = "event") -> RecordedEvent:
+    """Rebuild a recorded event from its export form, recomputing its canonical body."""
+    if not isinstance(doc, dict):
+        raise InputError(f"{where}: expected an object")
+    missing = _EXPORT_KEYS - doc.keys()
+    if missing:
+        raise InputError(f"{where}: missing field(s) {sorted(missing)}")
+    extra = doc.keys() - _EXPORT_KEYS
+    if extra:
+        raise InputError(f"{where}: unknown field(s) {sorted(extra)}")
+    for key in ("position", "stream_version", "schema_version"):
+        if type(doc[key]) is not int or doc[key] < 1:
+            raise InputError(f"{where}.{key}: must be a positive integer")
+    for key in ("stream", "type", "recorded_at", "prev_hash", "hash"):
+        if type(doc[key]) is not str:
+            raise InputError(f"{where}.{key}: must be a string")
+    if not isinstance(doc["meta"], dict):
+        raise InputError(f"{where}.meta: must be an object")
+    body = encode_body(
+        position=doc["position"], stream=doc["stream"], stream_version=doc["stream_version"],
+        type=doc["type"], schema_version=doc["schema_version"], data=doc["data"],
+        meta=doc["meta"], recorded_at=doc["recorded_at"], prev_hash=doc["prev_hash"],
+    )
+    return RecordedEvent(doc["position"], doc["stream"], doc["stream_version"], doc["type"],
+                         doc["schema_version"], json.loads(body)["data"], doc["meta"],
+                         doc["recorded_at"], doc["prev_hash"], doc["hash"], body)
+
+
+class EventStore(abc.ABC):
+    """An append-only, hash-chained event log.
+
+    Implementations guarantee: batches are atomic; positions are 1, 2, 3, ...
+    without gaps; ``(stream, stream_version)`` is unique; rows can be neither
+    updated nor deleted (the database refuses it); reads stream lazily.
+    """
+
+    url: str
+
+    @abc.abstractmethod
+    def append(
+        self,
+        events: Sequence[PreparedEvent],
+        *,
+        expected_versions: Mapping[str, int] | None = None,
+        idempotency_key: str | None = None,
+        clock: Callable[[], str] | None = None,
+    ) -> list[RecordedEvent]:
+        """Append a batch atomically and return the recorded events.
+
+        ``expected_versions`` maps a stream to the version it must be at (0 =
+        empty); a mismatch raises :class:`ConcurrencyError` and appends nothing.
+        A retry with the same ``idempotency_key`` and the same content returns
+        the events of the first attempt instead of appending again.
+        """
+
+    @abc.abstractmethod
+    def read_rows(
+        self,
+        start: int = 1,
+        stop: int | None = None,
+        *,
+        stream: str | None = None,
+        types: Collection[str] | None = None,
+    ) -> Iterator[RawRow]:
+        """Stored rows in position order, ``start <= position <= stop``, streamed."""
+
+    def read(
+        self,
+        start: int = 1,
+        stop: int | None = None,
+        *,
+        stream: str | None = None,
+        types: Collection[str] | None = None,
+    ) -> Iterator[RecordedEvent]:
+        """Events in position order (not chain-checked; see :meth:`verify`)."""
+        for row in self.read_rows(start, stop, stream=stream, types=types):
+            yield RecordedEvent.from_body(bytes(row[6]), row[7])
+
+    def read_verified(self, start: Head, stop: int | None = None) -> Iterator[RecordedEvent]:
+        """Events after ``start``, each checked against the chain as it is read."""
+        position, prev = start.position, start.hash
+        for row in self.read_rows(position + 1, stop):
+            event, prev = check_row(row, position + 1, prev)
+            position += 1
+            yield event
+
+    @abc.abstractmethod
+    def head(self) -> Head:
+        """The last position and its hash (0 and the genesis hash when empty)."""
+
+    @abc.abstractmethod
+    def hash_at(self, position: int) -> str | None:
+        """The stored hash at ``position``, if any."""
+
+    @abc.abstractmethod
+    def stream_version(self, stream: str) -> int:
+        """The version of ``stream`` (0 when it has no events)."""
+
+    def verify(self, stop: int | None = None) -> VerifyReport:
+        """Walk the whole chain and report the first position that does not verify."""
+        return verify_rows(self.read_rows(1, stop))
+
+    @abc.abstractmethod
+    def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:
+        """Add exported events: a known prefix is skipped, the rest must extend the chain."""
+
+    @abc.abstractmethod
+    def load_checkpoint(self, name: str) -> Checkpoint | None: ...
+
+    @abc.abstractmethod
+    def save_checkpoint(self, checkpoint: Checkpoint) -> None: ...
+
+    @abc.abstractmethod
+    def delete_checkpoint(self, name: str) -> None: ...
+
+    @abc.abstractmethod
+    def checkpoints(self) -> list[Checkpoint]: ...
+
+    def size_bytes(self) -> int | None:
+        """Bytes the store occupies, when the backend can tell."""
+        return None
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> EventStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,325 @@
+"""The embedded store: one SQLite file in WAL mode, no server.
+
+Writers serialise on SQLite's write lock (``BEGIN IMMEDIATE``), so positions
+and the hash chain are assigned inside the transaction that inserts them:
+no gaps, no forks. Triggers refuse UPDATE and DELETE on events and refuse an
+INSERT that does not extend the log by one linked position, so even a
+hand-written SQL statement cannot rewrite history. ``synchronous=NORMAL``
+keeps every committed batch across a process crash; a power cut may lose
+the last commits but never leaves a partial batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+from ..canonical import canonical_bytes
+from ..errors import ChainError, ImportConflictError, InputError, StoreError
+from ..events import GENESIS_HASH, RecordedEvent, chain_hash, utc_now
+from .base import (
+    Checkpoint,
+    EventStore,
+    Head,
+    ImportResult,
+    PreparedEvent,
+    RawRow,
+    batch_digest,
+    build_batch,
+)
+
+__all__ = ["SCHEMA_VERSION", "SQLiteStore"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS cladelog_schema (
+    version INTEGER PRIMARY KEY,
+    applied_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    position INTEGER PRIMARY KEY,
+    stream TEXT NOT NULL,
+    stream_version INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    schema_version INTEGER NOT NULL,
+    recorded_at TEXT NOT NULL,
+    body BLOB NOT NULL,
+    hash TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    UNIQUE (stream, stream_version)
+);
+CREATE INDEX IF NOT EXISTS events_by_type ON events (type, position);
+CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'cladelog: the event log is append-only (UPDATE refused)'); END;
+CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'cladelog: the event log is append-only (DELETE refused)'); END;
+CREATE TRIGGER IF NOT EXISTS events_extend_only BEFORE INSERT ON events
+WHEN NEW.position != (SELECT COALESCE(MAX(position), 0) + 1 FROM events)
+  OR NEW.prev_hash != COALESCE(
+       (SELECT hash FROM events WHERE position = NEW.position - 1), '{GENESIS_HASH}')
+BEGIN SELECT RAISE(ABORT, 'cladelog: an event must extend the log by one linked position'); END;
+CREATE TABLE IF NOT EXISTS batches (
+    key TEXT PRIMARY KEY,
+    digest TEXT NOT NULL,
+    first_position INTEGER NOT NULL,
+    last_position INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    name TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    head_hash TEXT NOT NULL,
+    state BLOB NOT NULL,
+    digest TEXT NOT NULL
+);
+"""
+
+_COLUMNS = (
+    "position, stream, stream_version, type, schema_version, recorded_at, body, hash, prev_hash"
+)
+
+
+class SQLiteStore(EventStore):
+    """An :class:`EventStore` in one SQLite file.
+
+    ``create=True`` creates the file and schema (safe to repeat); otherwise the
+    file must exist and hold a cladelog schema.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = False) -> None:
+        self.path = Path(path)
+        self.url = f"sqlite:///{self.path}"
+        if not create and not self.path.exists():
+            raise StoreError(f"store: {self.path} does not exist (run 'cladelog init' first)")
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=60000")
+            if create:
+                self._create_schema()
+            self._check_schema()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"store: {self.path} is not a usable SQLite database ({exc})"
+            ) from None
+
+    # -- schema -------------------------------------------------------------------------
+    def _create_schema(self) -> None:
+        # one transaction: a half-created schema never exists
+        self._db.executescript(
+            "BEGIN IMMEDIATE;" + _SCHEMA
+            + f"INSERT OR IGNORE INTO cladelog_schema (version, applied_at) "
+            f"VALUES ({SCHEMA_VERSION}, '{utc_now()}');COMMIT;"
+        )
+
+    def _check_schema(self) -> None:
+        try:
+            row = self._db.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()
+        except sqlite3.OperationalError:
+            raise StoreError(
+                f"store: {self.path} holds no cladelog log (run 'cladelog init')"
+            ) from None
+        if row[0] is None or row[0] > SCHEMA_VERSION:
+            raise StoreError(
+                f"store: schema version {row[0]} is not supported (this cladelog knows "
+                f"{SCHEMA_VERSION})"
+            )
+
+    def schema_version(self) -> int:
+        return int(self._db.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()[0])
+
+    # -- writing ------------------------------------------------------------------------
+    def _head(self) -> Head:
+        row = self._db.execute(
+            "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1"
+        ).fetchone()
+        return Head(row[0], row[1]) if row else Head(0, GENESIS_HASH)
+
+    def append(
+        self,
+        events: Sequence[PreparedEvent],
+        *,
+        expected_versions: Mapping[str, int] | None = None,
+        idempotency_key: str | None = None,
+        clock: Callable[[], str] | None = None,
+    ) -> list[RecordedEvent]:
+        if not events:
+            return []
+        digest = batch_digest(events) if idempotency_key is not None else ""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if idempotency_key is not None:
+                done = db.execute(
+                    "SELECT digest, first_position, last_position FROM batches WHERE key = ?",
+                    (idempotency_key,),
+                ).fetchone()
+                if done is not None:
+                    db.execute("ROLLBACK")
+                    if done[0] != digest:
+                        raise InputError(
+                            f"idempotency_key: {idempotency_key!r} was used for a different batch"
+                        )
+                    return list(self.read(done[1], done[2]))
+            streams = {e.stream for e in events} | set(expected_versions or ())
+            current = {}
+            for s in streams:
+                v = db.execute(
+                    "SELECT MAX(stream_version) FROM events WHERE stream = ?", (s,)
+                ).fetchone()[0]
+                current[s] = v or 0
+            recorded = build_batch(events, self._head(), current, expected_versions, clock)
+            db.executemany(
+                f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(e.position, e.stream, e.stream_version, e.type, e.schema_version,
+                  e.recorded_at, e.body, e.hash, e.prev_hash) for e in recorded],
+            )
+            if idempotency_key is not None:
+                db.execute(
+                    "INSERT INTO batches (key, digest, first_position, last_position) "
+                    "VALUES (?, ?, ?, ?)",
+                    (idempotency_key, digest, recorded[0].position, recorded[-1].position),
+                )
+            db.execute("COMMIT")
+            return recorded
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            head = self._head()
+            position, prev = 0, GENESIS_HASH
+            present = appended = 0
+            for e in events:
+                if e.position != position + 1:
+                    raise ChainError(position + 1, f"import: expected position {position + 1}, "
+                                                   f"got {e.position}")
+                if e.prev_hash != prev or chain_hash(prev, e.body) != e.hash:
+                    raise ChainError(e.position, "import: hash chain does not verify")
+                if e.position <= head.position:
+                    if self.hash_at(e.position) != e.hash:
+                        raise ImportConflictError(
+                            f"position {e.position}: the store holds a different event here; "
+                            "nothing was imported"
+                        )
+                    present += 1
+                else:
+                    db.execute(
+                        f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (e.position, e.stream, e.stream_version, e.type, e.schema_version,
+                         e.recorded_at, e.body, e.hash, e.prev_hash),
+                    )
+                    appended += 1
+                position, prev = e.position, e.hash
+            db.execute("COMMIT")
+            return ImportResult(present, appended, self._head())
+        except sqlite3.IntegrityError as exc:
+            db.execute("ROLLBACK")
+            raise ImportConflictError(f"import refused by the store: {exc}") from None
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    # -- reading ------------------------------------------------------------------------
+    def read_rows(
+        self,
+        start: int = 1,
+        stop: int | None = None,
+        *,
+        stream: str | None = None,
+        types: Collection[str] | None = None,
+    ) -> Iterator[RawRow]:
+        where = ["position >= ?"]
+        args: list[object] = [start]
+        if stop is not None:
+            where.append("position <= ?")
+            args.append(stop)
+        if stream is not None:
+            where.append("stream = ?")
+            args.append(stream)
+        if types is not None:
+            types = list(types)
+            if not types:
+                return
+            where.append(f"type IN ({', '.join('?' * len(types))})")
+            args.extend(types)
+        # a separate cursor on a private connection: appends elsewhere never disturb it
+        reader = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
+        try:
+            cur = reader.execute(
+                f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY position",
+                args,
+            )
+            while True:
+                rows = cur.fetchmany(2048)
+                if not rows:
+                    break
+                yield from rows
+        finally:
+            reader.close()
+
+    def head(self) -> Head:
+        return self._head()
+
+    def hash_at(self, position: int) -> str | None:
+        row = self._db.execute("SELECT hash FROM events WHERE position = ?", (position,)).fetchone()
+        return row[0] if row else None
+
+    def stream_version(self, stream: str) -> int:
+        row = self._db.execute(
+            "SELECT MAX(stream_version) FROM events WHERE stream = ?", (stream,)
+        ).fetchone()
+        return int(row[0] or 0)
+
+    def streams(self) -> list[tuple[str, int]]:
+        return list(self._db.execute(
+            "SELECT stream, MAX(stream_version) FROM events GROUP BY stream ORDER BY stream"
+        ))
+
+    # -- checkpoints --------------------------------------------------------------------
+    def load_checkpoint(self, name: str) -> Checkpoint | None:
+        row = self._db.execute(
+            "SELECT name, version, position, head_hash, state, digest FROM checkpoints "
+            "WHERE name = ?", (name,),
+        ).fetchone()
+        if row is None:
+            return None
+        return Checkpoint(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5])
+
+    def save_checkpoint(self, checkpoint: Checkpoint) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO checkpoints (name, version, position, head_hash, state, "
+            "digest) VALUES (?, ?, ?, ?, ?, ?)",
+            (checkpoint.name, checkpoint.version, checkpoint.position, checkpoint.head_hash,
+             canonical_bytes(checkpoint.state), checkpoint.digest),
+        )
+
+    def delete_checkpoint(self, name: str) -> None:
+        self._db.execute("DELETE FROM checkpoints WHERE name = ?", (name,))
+
+    def checkpoints(self) -> list[Checkpoint]:
+        names = [r[0] for r in self._db.execute("SELECT name FROM checkpoints ORDER BY name")]
+        return [c for c in map(self.load_checkpoint, names) if c is not None]
+
+    def size_bytes(self) -> int | None:
+        total = 0
+        for suffix in ("", "-wal"):
+            p = Path(str(self.path) + suffix)
+            if p.exists():
+                total += p.stat().st_size
+        return total
+
+    def close(self) -> None:
+        self._db.close()

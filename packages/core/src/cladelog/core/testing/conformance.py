@@ -1,0 +1,280 @@
+"""The store conformance suite: every backend must pass these very tests.
+
+A backend's test module subclasses :class:`StoreConformance` and provides a
+``store_harness`` fixture returning a :class:`StoreHarness`::
+
+    class TestMyStore(StoreConformance):
+        @pytest.fixture
+        def store_harness(self, tmp_path):
+            return MyHarness(tmp_path)
+
+Expected hashes are computed here independently of cladelog's encoder (with
+``json.dumps`` on inputs that need no float formatting), so two backends that
+pass produce byte-identical events.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+import pytest
+
+from ..errors import ChainError, ConcurrencyError, ImportConflictError, InputError
+from ..events import GENESIS_HASH
+from ..store.base import Checkpoint, EventStore, Head, PreparedEvent
+
+__all__ = ["StoreConformance", "StoreHarness", "expected_hash", "prepared"]
+
+CLOCK_VALUE = "2026-01-01T00:00:00.000000Z"
+
+
+def clock() -> str:
+    return CLOCK_VALUE
+
+
+class StoreHarness(Protocol):
+    def new(self) -> EventStore:
+        """A fresh, empty, initialised store."""
+
+    def reopen(self, store: EventStore) -> EventStore:
+        """A second, independent connection to the same store."""
+
+    def raw_execute(self, store: EventStore, sql: str) -> None:
+        """Run one SQL statement on a raw connection (no cladelog code); raise on refusal."""
+
+    def tamper(self, store: EventStore, position: int, column: str, value: Any) -> None:
+        """Overwrite a stored column with the append-only protection lifted."""
+
+
+def prepared(stream: str, n: int, *, type: str = "test.happened", start: int = 0
+             ) -> list[PreparedEvent]:
+    return [PreparedEvent(stream, type, 1, {"i": start + i, "text": f"event {start + i}"},
+                          {"actor": "conformance"}) for i in range(n)]
+
+
+def expected_hash(prev: str, position: int, stream: str, stream_version: int, type: str,
+                  data: dict[str, Any], meta: dict[str, Any]) -> str:
+    """The hash ARCHITECTURE.md and docs/events.md define, computed without cladelog."""
+    body = json.dumps(
+        {"data": data, "meta": meta, "position": position, "prev_hash": prev,
+         "recorded_at": CLOCK_VALUE, "schema_version": 1, "stream": stream,
+         "stream_version": stream_version, "type": type},
+        sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+    ).encode()
+    return hashlib.sha256(bytes.fromhex(prev) + body).hexdigest()
+
+
+class StoreConformance:
+    """Behaviour every :class:`EventStore` must show."""
+
+    @pytest.fixture
+    def store(self, store_harness: StoreHarness) -> Iterator[EventStore]:
+        s = store_harness.new()
+        yield s
+        s.close()
+
+    # -- appending -------------------------------------------------------------------------
+    def test_empty_store_head_is_genesis(self, store: EventStore) -> None:
+        assert store.head() == Head(0, GENESIS_HASH)
+        assert list(store.read()) == []
+        assert store.verify().ok
+
+    def test_positions_and_stream_versions(self, store: EventStore) -> None:
+        store.append(prepared("a", 2), clock=clock)
+        store.append(prepared("b", 1) + prepared("a", 1, start=2), clock=clock)
+        got = [(e.position, e.stream, e.stream_version) for e in store.read()]
+        assert got == [(1, "a", 1), (2, "a", 2), (3, "b", 1), (4, "a", 3)]
+        assert store.stream_version("a") == 3
+        assert store.stream_version("b") == 1
+        assert store.stream_version("none") == 0
+
+    def test_hashes_match_the_documented_encoding(self, store: EventStore) -> None:
+        recorded = store.append(prepared("a", 3), clock=clock)
+        prev = GENESIS_HASH
+        for i, e in enumerate(recorded, 1):
+            want = expected_hash(prev, i, "a", i, "test.happened",
+                                 {"i": i - 1, "text": f"event {i - 1}"}, {"actor": "conformance"})
+            assert e.hash == want
+            assert e.prev_hash == prev
+            prev = want
+        assert [e.hash for e in store.read()] == [e.hash for e in recorded]
+        assert store.head() == Head(3, prev)
+
+    def test_expected_version_conflict_appends_nothing(self, store: EventStore) -> None:
+        store.append(prepared("a", 2), clock=clock)
+        head = store.head()
+        with pytest.raises(ConcurrencyError) as info:
+            store.append(prepared("b", 1) + prepared("a", 1), expected_versions={"a": 1},
+                         clock=clock)
+        assert info.value.stream == "a" and info.value.actual == 2
+        assert "'a'" in str(info.value)
+        assert store.head() == head
+        assert store.stream_version("b") == 0
+
+    def test_expected_version_zero_means_new_stream(self, store: EventStore) -> None:
+        store.append(prepared("a", 1), expected_versions={"a": 0}, clock=clock)
+        with pytest.raises(ConcurrencyError):
+            store.append(prepared("a", 1), expected_versions={"a": 0}, clock=clock)
+        store.append(prepared("a", 1), expected_versions={"a": 1}, clock=clock)
+        assert store.stream_version("a") == 2
+
+    def test_same_expected_version_from_two_connections(
+        self, store_harness: StoreHarness, store: EventStore
+    ) -> None:
+        other = store_harness.reopen(store)
+        try:
+            store.append(prepared("a", 1), expected_versions={"a": 0}, clock=clock)
+            with pytest.raises(ConcurrencyError):
+                other.append(prepared("a", 1), expected_versions={"a": 0}, clock=clock)
+        finally:
+            other.close()
+        assert store.head().position == 1
+
+    def test_idempotency_key_appends_once(self, store: EventStore) -> None:
+        first = store.append(prepared("a", 3), idempotency_key="batch-1", clock=clock)
+        again = store.append(prepared("a", 3), idempotency_key="batch-1", clock=clock)
+        assert [e.hash for e in again] == [e.hash for e in first]
+        assert store.head().position == 3
+        with pytest.raises(InputError, match="idempotency_key"):
+            store.append(prepared("a", 2), idempotency_key="batch-1", clock=clock)
+        assert store.head().position == 3
+
+    def test_empty_batch_is_a_no_op(self, store: EventStore) -> None:
+        assert store.append([], clock=clock) == []
+        assert store.head().position == 0
+
+    # -- append-only, enforced by the database ---------------------------------------------
+    @pytest.mark.parametrize("sql", [
+        "UPDATE events SET type = 'x.y' WHERE position = 1",
+        "UPDATE events SET body = body",
+        "DELETE FROM events WHERE position = 2",
+        "DELETE FROM events",
+    ])
+    def test_database_refuses_rewrites(
+        self, store_harness: StoreHarness, store: EventStore, sql: str
+    ) -> None:
+        store.append(prepared("a", 3), clock=clock)
+        before = [e.hash for e in store.read()]
+        with pytest.raises(Exception, match="append-only"):
+            store_harness.raw_execute(store, sql)
+        assert [e.hash for e in store.read()] == before
+        assert store.verify().ok
+
+    def test_database_refuses_an_unlinked_insert(
+        self, store_harness: StoreHarness, store: EventStore
+    ) -> None:
+        store.append(prepared("a", 2), clock=clock)
+        with pytest.raises(Exception, match="extend the log"):
+            store_harness.raw_execute(
+                store,
+                "INSERT INTO events (position, stream, stream_version, type, schema_version, "
+                "recorded_at, body, hash, prev_hash) VALUES (7, 'z', 1, 'x.y', 1, 't', 'e', "
+                f"'{'1' * 64}', '{'2' * 64}')",
+            )
+        assert store.head().position == 2
+
+    # -- reading ---------------------------------------------------------------------------
+    def test_reads_by_range_stream_and_type(self, store: EventStore) -> None:
+        store.append(prepared("a", 3) + prepared("b", 2, type="test.other"), clock=clock)
+        assert [e.position for e in store.read(2, 4)] == [2, 3, 4]
+        assert [e.position for e in store.read(stream="b")] == [4, 5]
+        assert [e.position for e in store.read(types=["test.other"])] == [4, 5]
+        assert [e.position for e in store.read(types=[])] == []
+        assert [e.position for e in store.read(2, stream="a", types=["test.happened"])] == [2, 3]
+
+    def test_read_streams_lazily(self, store: EventStore) -> None:
+        for k in range(5):
+            store.append(prepared("a", 1000, start=k * 1000), clock=clock)
+        it = store.read()
+        assert isinstance(it, Iterator)
+        first = next(it)
+        assert first.position == 1
+        # appending while a reader is open neither blocks nor disturbs it
+        store.append(prepared("b", 1), clock=clock)
+        rest = sum(1 for _ in it)
+        assert rest in (4999, 5000)
+
+    # -- verification ----------------------------------------------------------------------
+    @pytest.mark.parametrize("column,value", [
+        ("body_byte", None), ("hash", "f" * 64), ("prev_hash", "e" * 64), ("type", "test.forged"),
+        ("stream", "forged"),
+    ])
+    def test_verify_names_a_tampered_position(
+        self, store_harness: StoreHarness, store: EventStore, column: str, value: Any
+    ) -> None:
+        store.append(prepared("a", 6), clock=clock)
+        store_harness.tamper(store, 4, column, value)
+        report = store.verify()
+        assert not report.ok
+        assert report.position == 4
+        assert report.checked == 3
+        assert report.reason
+
+    # -- import ----------------------------------------------------------------------------
+    def test_import_is_idempotent_for_a_known_prefix(
+        self, store_harness: StoreHarness, store: EventStore
+    ) -> None:
+        store.append(prepared("a", 4), clock=clock)
+        events = list(store.read())
+        target = store_harness.new()
+        try:
+            r1 = target.import_events(events[:2])
+            assert (r1.already_present, r1.appended) == (0, 2)
+            r2 = target.import_events(events)
+            assert (r2.already_present, r2.appended) == (2, 2)
+            r3 = target.import_events(events)
+            assert (r3.already_present, r3.appended) == (4, 0)
+            assert [e.hash for e in target.read()] == [e.hash for e in events]
+            assert target.verify().ok
+            assert target.stream_version("a") == 4
+        finally:
+            target.close()
+
+    def test_import_refuses_conflicting_history(
+        self, store_harness: StoreHarness, store: EventStore
+    ) -> None:
+        store.append(prepared("a", 3), clock=clock)
+        other = store_harness.new()
+        try:
+            other.append(prepared("b", 2), clock=clock)
+            with pytest.raises(ImportConflictError, match="position 1"):
+                other.import_events(list(store.read()))
+            assert [e.stream for e in other.read()] == ["b", "b"]
+        finally:
+            other.close()
+
+    def test_import_refuses_a_broken_chain(
+        self, store_harness: StoreHarness, store: EventStore
+    ) -> None:
+        import attrs
+
+        store.append(prepared("a", 3), clock=clock)
+        events = list(store.read())
+        events[1] = attrs.evolve(events[1], hash="0" * 63 + "1")
+        target = store_harness.new()
+        try:
+            with pytest.raises(ChainError):
+                target.import_events(events)
+            assert target.head().position == 0
+        finally:
+            target.close()
+
+    # -- checkpoints -----------------------------------------------------------------------
+    def test_checkpoints_are_saved_replaced_and_outside_the_chain(
+        self, store: EventStore
+    ) -> None:
+        store.append(prepared("a", 2), clock=clock)
+        head = store.head()
+        cp = Checkpoint("p", 1, 2, head.hash, {"n": [1, 2]}, "d" * 64)
+        store.save_checkpoint(cp)
+        assert store.load_checkpoint("p") == cp
+        cp2 = Checkpoint("p", 2, 2, head.hash, {"n": []}, "e" * 64)
+        store.save_checkpoint(cp2)
+        assert store.load_checkpoint("p") == cp2
+        assert [c.name for c in store.checkpoints()] == ["p"]
+        store.delete_checkpoint("p")
+        assert store.load_checkpoint("p") is None
+        assert store.head() == head

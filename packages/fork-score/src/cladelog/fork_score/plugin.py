@@ -1,0 +1,1 @@
+"""Plugin hook implementations for cladelog-fork-score (filled by its issue)."""

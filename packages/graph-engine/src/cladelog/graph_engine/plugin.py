@@ -1,0 +1,1 @@
+"""Plugin hook implementations for cladelog-graph-engine (filled by its issue)."""

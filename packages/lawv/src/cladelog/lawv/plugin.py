@@ -1,0 +1,1 @@
+"""Plugin hook implementations for cladelog-lawv (filled by its issue)."""

@@ -1,0 +1,1 @@
+"""Plugin hook implementations for cladelog-receipts (filled by its issue)."""
