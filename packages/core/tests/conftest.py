@@ -47,3 +47,104 @@ class SQLiteHarness:
 @pytest.fixture
 def sqlite_harness(tmp_path: Path) -> SQLiteHarness:
     return SQLiteHarness(tmp_path)
+
+
+# -- test plugins ---------------------------------------------------------------------------
+import types  # noqa: E402
+
+import attrs  # noqa: E402
+from cladelog.core import EventType, PluginInfo, Projection, Vote, hookimpl  # noqa: E402
+
+
+@attrs.frozen
+class Counted:
+    n: int
+    label: str = ""
+
+
+@attrs.frozen
+class CountedV1:
+    value: int
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    return {"n": data["value"], "label": "from-v1"}
+
+
+COUNTED = EventType("counter.counted", Counted, schema_version=2, upcasters={1: _v1_to_v2})
+
+
+def _count(state: dict[str, Any], event: Any) -> dict[str, Any]:
+    state["events"] += 1
+    state["total"] += event.data["n"]
+    state["labels"].append(event.data["label"])
+    return state
+
+
+COUNTER = Projection("counter.totals", 1, frozenset({"counter.counted"}),
+                     {"events": 0, "total": 0, "labels": []}, _count,
+                     summary=lambda s: f"{s['events']} events, total {s['total']}")
+
+
+def make_plugin(
+    name: str = "counter",
+    *,
+    version: str = "1.0.0",
+    requires: tuple[str, ...] = (),
+    hookspec_version: int = 1,
+    settings: type | None = None,
+    event_types: tuple[Any, ...] = (COUNTED,),
+    projections: tuple[Any, ...] = (COUNTER,),
+    vote: Any = None,
+) -> Any:
+    """A plugin object as a plugin author would write it, built per test."""
+    plugin = types.SimpleNamespace()
+    plugin.PLUGIN = PluginInfo(name=name, version=version, requires=requires,
+                               hookspec_version=hookspec_version, settings=settings)
+
+    @hookimpl
+    def cladelog_event_types() -> tuple[Any, ...]:
+        return event_types
+
+    @hookimpl
+    def cladelog_projections() -> tuple[Any, ...]:
+        return projections
+
+    plugin.cladelog_event_types = cladelog_event_types
+    plugin.cladelog_projections = cladelog_projections
+    if vote is not None:
+        @hookimpl
+        def cladelog_gate_vote(candidate: str, states: Any, deployment: Any) -> Any:
+            decision, reason = vote(candidate, states)
+            return Vote(name, decision, reason)
+
+        plugin.cladelog_gate_vote = cladelog_gate_vote
+    return plugin
+
+
+@pytest.fixture
+def counter_plugin() -> Any:
+    return make_plugin()
+
+
+@pytest.fixture
+def deployment(tmp_path: Path, counter_plugin: Any) -> Any:
+    from cladelog.core import Deployment, DeploymentConfig
+    from cladelog.core.testing import fixed_clock
+
+    cfg = DeploymentConfig.from_dict({"store": "log.sqlite3", "actor": "tester"},
+                                     path=tmp_path / "cladelog.toml")
+    dep = Deployment(cfg, plugins=[counter_plugin], clock=fixed_clock(), create=True)
+    yield dep
+    dep.close()
+
+
+@pytest.fixture
+def plugin_factory() -> Any:
+    """``make_plugin``: build a test plugin object (see its docstring)."""
+    return make_plugin
+
+
+@pytest.fixture
+def counter_projection() -> Any:
+    return COUNTER

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from ..canonical import canonical_bytes
+from ..canonical import CanonicalError, canonical_bytes
 from ..errors import ChainError, ConcurrencyError, InputError
 from ..events import GENESIS_HASH, RecordedEvent, chain_hash, encode_body, utc_now
 
@@ -113,16 +113,20 @@ def build_batch(
     position, prev = head.position, head.hash
     now = (clock or utc_now)()
     out: list[RecordedEvent] = []
-    for e in events:
+    for i, e in enumerate(events):
         position += 1
         version = versions.get(e.stream, 0) + 1
         versions[e.stream] = version
         meta = dict(e.meta)
-        body = encode_body(
-            position=position, stream=e.stream, stream_version=version, type=e.type,
-            schema_version=e.schema_version, data=e.data, meta=meta, recorded_at=now,
-            prev_hash=prev,
-        )
+        try:
+            body = encode_body(
+                position=position, stream=e.stream, stream_version=version, type=e.type,
+                schema_version=e.schema_version, data=e.data, meta=meta, recorded_at=now,
+                prev_hash=prev,
+            )
+        except CanonicalError as exc:
+            where = f"events[{i}]" if len(events) > 1 else "event"
+            raise InputError(f"{where}.{str(exc).removeprefix('$.')}") from None
         digest = chain_hash(prev, body)
         out.append(RecordedEvent(position, e.stream, version, e.type, e.schema_version, e.data,
                                  meta, now, prev, digest, body))

@@ -1,0 +1,192 @@
+"""Deployments: plugin checks, enablement in the log, validation, the gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from cladelog.core import (
+    ConcurrencyError,
+    ConfigError,
+    Deployment,
+    DeploymentConfig,
+    EventType,
+    InputError,
+    NewEvent,
+    UnknownEventTypeError,
+)
+
+
+def cfg(tmp_path: Path, **doc: Any) -> DeploymentConfig:
+    return DeploymentConfig.from_dict({"store": "log.sqlite3", **doc},
+                                      path=tmp_path / "cladelog.toml")
+
+
+# -- configuration errors -------------------------------------------------------------------
+def test_unknown_plugin_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"unknown plugin 'nope' \(installed: .*notes"):
+        Deployment(cfg(tmp_path, plugins=["nope"]), create=True)
+    assert not (tmp_path / "log.sqlite3").exists()
+
+
+def test_missing_requirement_is_named(tmp_path: Path, plugin_factory: Any) -> None:
+    p = plugin_factory("needy", requires=("counter",))
+    with pytest.raises(ConfigError, match="'needy' requires 'counter'"):
+        Deployment(cfg(tmp_path), plugins=[p], create=True)
+
+
+def test_incompatible_hookspec_version(tmp_path: Path, plugin_factory: Any) -> None:
+    p = plugin_factory(hookspec_version=99)
+    with pytest.raises(ConfigError, match="built for core hook specs v99"):
+        Deployment(cfg(tmp_path), plugins=[p], create=True)
+
+
+@attrs.frozen
+class Knobs:
+    floor: float = 0.5
+    name: str = "x"
+
+
+@pytest.mark.parametrize("settings,match", [
+    ({"floor": "high"}, r"settings\.counter\.floor: invalid value for type, expected float"),
+    ({"flor": 1.0}, r"settings\.counter: extra fields found \(flor\)"),
+])
+def test_invalid_settings_name_the_key(
+    tmp_path: Path, plugin_factory: Any, settings: Any, match: str
+) -> None:
+    p = plugin_factory(settings=Knobs)
+    c = cfg(tmp_path, plugins=["counter"], settings={"counter": settings})
+    with pytest.raises(ConfigError, match=match):
+        Deployment(c, plugins=[p], create=True)
+
+
+def test_valid_settings_are_structured(tmp_path: Path, plugin_factory: Any) -> None:
+    p = plugin_factory(settings=Knobs)
+    c = cfg(tmp_path, plugins=["counter"], settings={"counter": {"floor": 1}})
+    with Deployment(c, plugins=[p], create=True) as dep:
+        assert dep.settings("counter") == Knobs(floor=1.0)
+
+
+def test_settings_for_a_plugin_that_is_not_enabled(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"settings\.ghost: plugin 'ghost' is not enabled"):
+        cfg(tmp_path, settings={"ghost": {"a": 1}})
+
+
+def test_event_type_outside_the_plugin_namespace(tmp_path: Path, plugin_factory: Any) -> None:
+    et = plugin_factory().cladelog_event_types()[0]
+    p = plugin_factory(event_types=(attrs.evolve(et, name="core.hijack"),))
+    with pytest.raises(ConfigError, match=r"outside its namespace counter"):
+        Deployment(cfg(tmp_path), plugins=[p], create=True)
+
+
+def test_config_file_errors(tmp_path: Path) -> None:
+    f = tmp_path / "cladelog.toml"
+    f.write_text("store = [", encoding="utf-8")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        DeploymentConfig.load(f)
+    f.write_text('store = "x"\nplugin = ["a"]\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['plugin'\]"):
+        DeploymentConfig.load(f)
+    with pytest.raises(ConfigError, match="no deployment file"):
+        DeploymentConfig.load(tmp_path / "missing.toml")
+
+
+def test_config_round_trips_through_toml(tmp_path: Path) -> None:
+    c = cfg(tmp_path, plugins=["notes"], settings={"notes": {"default_tag": "a \"b\""}},
+            actor="me")
+    f = tmp_path / "cladelog.toml"
+    f.write_text(c.to_toml("log.sqlite3"), encoding="utf-8")
+    assert DeploymentConfig.load(f) == c
+
+
+# -- enablement in the log ------------------------------------------------------------------
+def test_enabling_and_disabling_is_recorded(tmp_path: Path, plugin_factory: Any) -> None:
+    counter = plugin_factory()
+    extra = plugin_factory("extra", event_types=(), projections=())
+    with Deployment(cfg(tmp_path), plugins=[counter, extra], create=True) as dep:
+        dep.append([NewEvent("c", "counter.counted", {"n": 1})])
+        dep.append([NewEvent("c", "counter.counted", {"n": 1})])  # recorded once only
+    with Deployment(cfg(tmp_path), plugins=[plugin_factory(version="2.0.0")]) as dep:
+        dep.append([NewEvent("c", "counter.counted", {"n": 1})])
+        kinds = [(e.type, e.data["name"], e.data["version"])
+                 for e in dep.store.read(stream="core.plugins")]
+        state = dep.state("core.plugins")
+    assert kinds == [
+        ("core.plugin_enabled", "counter", "1.0.0"),
+        ("core.plugin_enabled", "extra", "1.0.0"),
+        ("core.plugin_enabled", "counter", "2.0.0"),
+        ("core.plugin_disabled", "extra", "1.0.0"),
+    ]
+    assert state["counter"]["version"] == "2.0.0" and state["counter"]["enabled"]
+    assert state["extra"]["enabled"] is False
+
+
+def test_meta_records_actor_and_producing_plugin(deployment: Deployment) -> None:
+    [e] = deployment.append([NewEvent("c", "counter.counted", {"n": 1})], correlation_id="r1")
+    assert e.meta == {"actor": "tester", "plugin": "counter", "plugin_version": "1.0.0",
+                      "correlation_id": "r1"}
+
+
+# -- validation -----------------------------------------------------------------------------
+@pytest.mark.parametrize("data,match", [
+    ({"n": "1"}, r"events\[1\]\.data\.n: invalid value for type, expected int"),
+    ({"n": 1, "x": 2}, r"events\[1\]\.data: extra fields found \(x\)"),
+    ({}, r"events\[1\]\.data\.n: required field missing"),
+    ([1], r"events\[1\]\.data: expected an object"),
+    ({"n": 2**60}, r"integer .* outside the safe range"),
+])
+def test_a_bad_payload_rejects_the_whole_batch(
+    deployment: Deployment, data: Any, match: str
+) -> None:
+    deployment.append([NewEvent("c", "counter.counted", {"n": 1})])
+    head = deployment.store.head()
+    with pytest.raises(InputError, match=match):
+        deployment.append([NewEvent("c", "counter.counted", {"n": 1}),
+                           NewEvent("c", "counter.counted", data)])
+    assert deployment.store.head() == head
+
+
+def test_unknown_type_and_future_schema_version(deployment: Deployment) -> None:
+    with pytest.raises(UnknownEventTypeError, match="unknown event type 'nope.x'"):
+        deployment.append([NewEvent("c", "nope.x", {})])
+    with pytest.raises(InputError, match="has no version 9"):
+        deployment.append([NewEvent("c", "counter.counted", {"n": 1}, schema_version=9)])
+    assert deployment.store.head().position == 0
+
+
+def test_expected_version_through_the_deployment(deployment: Deployment) -> None:
+    deployment.append([NewEvent("c", "counter.counted", {"n": 1})], expected_versions={"c": 0})
+    with pytest.raises(ConcurrencyError, match="expected version 0, but it is at 1"):
+        deployment.append([NewEvent("c", "counter.counted", {"n": 1})],
+                          expected_versions={"c": 0})
+
+
+def test_event_type_definitions_are_checked() -> None:
+    @attrs.frozen
+    class P:
+        a: int
+
+    with pytest.raises(ValueError, match="no upcaster from version"):
+        EventType("x.y", P, schema_version=3, upcasters={1: dict})
+    with pytest.raises(ValueError, match="must look like"):
+        EventType("Bad Name", P)
+
+
+# -- the gate -------------------------------------------------------------------------------
+def test_gate_combines_votes(tmp_path: Path, plugin_factory: Any) -> None:
+    def blocker(candidate: str, states: Any) -> tuple[str, str]:
+        total = states["counter.totals"]["total"]
+        return ("block", f"total {total} too high") if total > 5 else ("allow", "fine")
+
+    warner = plugin_factory("warner", event_types=(), projections=(),
+                            vote=lambda c, s: ("warn", f"looked at {c}"))
+    with Deployment(cfg(tmp_path), plugins=[plugin_factory(vote=blocker), warner],
+                    create=True) as dep:
+        assert dep.gate("v1").allowed
+        dep.append([NewEvent("c", "counter.counted", {"n": 9})])
+        result = dep.gate("v1")
+    assert not result.allowed
+    assert [(v.plugin, v.decision, v.reason) for v in result.votes] == [
+        ("counter", "block", "total 9 too high"), ("warner", "warn", "looked at v1")]

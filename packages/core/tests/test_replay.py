@@ -1,0 +1,155 @@
+"""Projections, checkpoints and incremental replay."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from cladelog.core import ChainError, Deployment, DeploymentConfig, NewEvent, Projection
+from cladelog.core.testing import fixed_clock
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+
+def counted(n: int, label: str = "") -> NewEvent:
+    return NewEvent("c", "counter.counted", {"n": n, "label": label})
+
+
+def expected_digest(state: Any) -> str:
+    # canonical JSON of a state made of ints, ASCII strings, lists and dicts
+    return hashlib.sha256(
+        json.dumps(state, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
+
+
+def test_replay_folds_and_reports_digest(deployment: Deployment) -> None:
+    deployment.append([counted(2, "a"), counted(3, "b")])
+    result = deployment.replay()
+    proj = {p.name: p for p in result.projections}["counter.totals"]
+    want = {"events": 2, "total": 5, "labels": ["a", "b"]}
+    assert proj.state == want
+    assert proj.digest == expected_digest(want)
+    assert proj.summary == "2 events, total 5"
+
+
+def test_incremental_replay_uses_the_checkpoint(deployment: Deployment) -> None:
+    deployment.append([counted(1)])
+    first = {p.name: p for p in deployment.replay().projections}["counter.totals"]
+    assert first.rebuilt
+    deployment.append([counted(10)])
+    second = {p.name: p for p in deployment.replay().projections}["counter.totals"]
+    assert not second.rebuilt
+    assert second.applied == 1
+    assert second.state["total"] == 11
+
+
+def test_rebuild_and_to(deployment: Deployment) -> None:
+    deployment.append([counted(1), counted(2), counted(4)])
+    full = deployment.replay()
+    # positions: 1 is core.plugin_enabled, then 2, 3, 4
+    part = {p.name: p for p in deployment.replay(to=3).projections}["counter.totals"]
+    assert part.state["total"] == 3
+    assert part.rebuilt  # the checkpoint was past position 3
+    again = {p.name: p for p in deployment.replay(rebuild=True).projections}["counter.totals"]
+    assert again.rebuilt and again.state["total"] == 7
+    assert again.digest == {p.name: p for p in full.projections}["counter.totals"].digest
+
+
+def test_new_projection_version_rebuilds(
+    tmp_path: Path, plugin_factory: Any, counter_projection: Any
+) -> None:
+    make_plugin, COUNTER = plugin_factory, counter_projection
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=tmp_path / "c.toml")
+    with Deployment(cfg, plugins=[make_plugin()], create=True) as dep:
+        dep.append([counted(5)])
+        dep.replay()
+    v2 = attrs.evolve(COUNTER, version=2)
+    with Deployment(cfg, plugins=[make_plugin(projections=(v2,))]) as dep:
+        p = {p.name: p for p in dep.replay().projections}["counter.totals"]
+        assert p.rebuilt and p.version == 2 and p.state["total"] == 5
+
+
+def test_upcaster_runs_on_read(tmp_path: Path, plugin_factory: Any) -> None:
+    make_plugin = plugin_factory
+    from cladelog.core.store.base import PreparedEvent
+
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=tmp_path / "c.toml")
+    with Deployment(cfg, plugins=[make_plugin()], create=True) as dep:
+        # an event written by an older plugin version, in schema version 1
+        dep.store.append([PreparedEvent("c", "counter.counted", 1, {"value": 7}, {})])
+        state = dep.state("counter.totals")
+        assert state == {"events": 1, "total": 7, "labels": ["from-v1"]}
+        # the stored bytes are untouched
+        stored = next(iter(dep.store.read(types=["counter.counted"])))
+        assert stored.data == {"value": 7} and stored.schema_version == 1
+
+
+def test_unknown_types_are_skipped_and_counted_never_dropped(
+    tmp_path: Path, plugin_factory: Any
+) -> None:
+    make_plugin = plugin_factory
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=tmp_path / "c.toml")
+    other = make_plugin("other", event_types=(attrs.evolve(
+        make_plugin().cladelog_event_types()[0], name="other.counted"),), projections=())
+    with Deployment(cfg, plugins=[make_plugin(), other], create=True) as dep:
+        dep.append([counted(1), NewEvent("o", "other.counted", {"n": 1})])
+    with Deployment(cfg, plugins=[make_plugin()]) as dep:
+        result = dep.replay()
+        assert result.skipped_unknown == {"other.counted": 1}
+        assert dep.verify().ok
+        assert [e.type for e in dep.store.read(types=["other.counted"])] == ["other.counted"]
+
+
+def test_replay_stops_at_a_broken_chain_and_saves_nothing(
+    deployment: Deployment, sqlite_harness: Any
+) -> None:
+    deployment.append([counted(1), counted(2)])
+    sqlite_harness.tamper(deployment.store, 3, "body_byte", None)
+    with pytest.raises(ChainError) as info:
+        deployment.replay()
+    assert info.value.position == 3
+    assert deployment.store.load_checkpoint("counter.totals") is None
+
+
+def _fresh(tmp: str, plugin: Any) -> Deployment:
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=Path(tmp) / "c.toml")
+    return Deployment(cfg, plugins=[plugin], clock=fixed_clock(), create=True)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(
+    values=st.lists(st.integers(-1000, 1000), min_size=1, max_size=40),
+    chunks=st.lists(st.integers(1, 7), min_size=1, max_size=40),
+)
+def test_replay_in_random_chunks_equals_replay_in_one_go(
+    values: list[int], chunks: list[int], counter_plugin: Any
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        with _fresh(tmp, counter_plugin) as dep:
+            dep.append([counted(v, str(v)) for v in values])
+            head = dep.store.head().position
+            # incremental: replay up to growing positions, each step resuming its checkpoint
+            pos = 0
+            for step in chunks:
+                pos = min(pos + step, head)
+                dep.replay(to=pos)
+                if pos == head:
+                    break
+            stepwise = {p.name: p.digest for p in dep.replay().projections}
+            oneshot = {p.name: p.digest for p in dep.replay(rebuild=True, save=False).projections}
+        assert stepwise == oneshot
+        want = {"events": len(values), "total": sum(values), "labels": [str(v) for v in values]}
+        assert oneshot["counter.totals"] == expected_digest(want)
+
+
+def test_projection_initial_state_is_not_shared() -> None:
+    p = Projection("x.y", 1, None, {"a": []}, lambda s, e: s)
+    s1 = p.fresh_state()
+    s1["a"].append(1)
+    assert p.fresh_state() == {"a": []}
