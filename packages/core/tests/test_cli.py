@@ -1,0 +1,187 @@
+"""The operator CLI: every command, exit codes and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cladelog.core.cli import main
+from click.testing import CliRunner
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CLADELOG_ACTOR", "cli-test")
+    monkeypatch.delenv("CLADELOG_CONFIG", raising=False)
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None) -> Any:
+        return runner.invoke(main, list(args), input=input, catch_exceptions=False)
+
+    return invoke
+
+
+@pytest.fixture
+def notes(run: Any, tmp_path: Path) -> Any:
+    r = run("init", "--plugin", "notes")
+    assert r.exit_code == 0, r.output
+    return run
+
+
+def write(path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def head(run: Any) -> int:
+    return int(json.loads(run("status", "--json").output)["head"]["position"])
+
+
+def test_init_creates_and_is_safe_to_repeat(run: Any, tmp_path: Path) -> None:
+    r = run("init", "--plugin", "notes")
+    assert r.exit_code == 0 and "created" in r.output
+    assert (tmp_path / "cladelog.toml").exists() and (tmp_path / "cladelog.sqlite3").exists()
+    r = run("init")
+    assert r.exit_code == 0 and "already initialised" in r.output
+    r = run("init", "--plugin", "other")
+    assert r.exit_code == 2 and "exists with other settings" in r.output
+    assert head(run) == 1  # the enablement of 'notes', recorded once
+
+
+def test_init_with_an_unknown_plugin_writes_nothing(run: Any, tmp_path: Path) -> None:
+    r = run("init", "--plugin", "nope")
+    assert r.exit_code == 2
+    assert r.output.startswith("error: plugins: unknown plugin 'nope'")
+    assert not (tmp_path / "cladelog.toml").exists()
+
+
+def test_commands_without_a_deployment_fail_cleanly(run: Any) -> None:
+    r = run("status")
+    assert r.exit_code == 2 and "no deployment file" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_append_log_replay_verify_status(notes: Any, tmp_path: Path) -> None:
+    f = write(tmp_path / "e.jsonl",
+              '{"stream": "n", "type": "notes.note_added", "data": {"text": "a", "tags": ["x"]}}\n'
+              '{"stream": "n", "type": "notes.note_added", "data": {"text": "b"}}\n')
+    r = notes("append", f)
+    assert r.exit_code == 0 and "positions 2..3" in r.output
+    lines = notes("log", "--json", "--type", "notes.note_added").output.splitlines()
+    assert [json.loads(x)["data"]["text"] for x in lines] == ["a", "b"]
+    assert len(notes("log", "--tail", "1").output.splitlines()) == 1
+    r = notes("replay", "--json")
+    doc = json.loads(r.output)
+    idx = {p["name"]: p for p in doc["projections"]}["notes.index"]
+    assert idx["summary"] == "2 note(s), 2 tag(s)"
+    r = notes("verify")
+    assert r.exit_code == 0 and r.output.startswith("ok: 3 event(s) verified")
+    st = json.loads(notes("status", "--json").output)
+    assert st["head"]["position"] == 3
+    assert {p["name"]: p["behind"] for p in st["projections"]}["notes.index"] == 0
+
+
+def test_replay_human_output_has_digests(notes: Any) -> None:
+    r = notes("replay")
+    assert r.exit_code == 0
+    line = next(x for x in r.output.splitlines() if "core.plugins" in x)
+    digest = line.split()[2]
+    assert len(digest) == 64 and int(digest, 16) >= 0
+
+
+def test_expected_version_conflict_exits_2(notes: Any, tmp_path: Path) -> None:
+    item = {"stream": "n", "type": "notes.note_added", "data": {"text": "a"},
+            "expected_version": 0}
+    f = write(tmp_path / "e.json", json.dumps(item))
+    assert notes("append", f).exit_code == 0
+    r = notes("append", f)
+    assert r.exit_code == 2 and "expected version 0, but it is at 1" in r.output
+    assert head(notes) == 2
+
+
+def test_idempotency_key(notes: Any, tmp_path: Path) -> None:
+    f = write(tmp_path / "e.json", '{"stream": "n", "type": "notes.note_added", '
+                                   '"data": {"text": "a"}}')
+    assert notes("append", f, "--idempotency-key", "k1").exit_code == 0
+    assert notes("append", f, "--idempotency-key", "k1").exit_code == 0
+    assert head(notes) == 2
+
+
+def test_export_import_round_trip_and_conflict(notes: Any, tmp_path: Path) -> None:
+    f = write(tmp_path / "e.json", '[{"stream": "n", "type": "notes.note_added", '
+                                   '"data": {"text": "a"}}]')
+    notes("append", f)
+    exp = tmp_path / "log.jsonl"
+    assert notes("export", str(exp)).exit_code == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    cfg = str(other / "cladelog.toml")
+    assert notes("--config", cfg, "init", "--plugin", "notes").exit_code == 0
+    # the other store has its own first event: histories conflict
+    r = notes("--config", cfg, "import", str(exp))
+    assert r.exit_code == 2 and "position 1" in r.output
+    # an empty store takes the log, twice (idempotent)
+    third = tmp_path / "third"
+    third.mkdir()
+    cfg3 = str(third / "cladelog.toml")
+    (third / "cladelog.toml").write_text('store = "x.sqlite3"\nplugins = ["notes"]\n')
+    from cladelog.core.store.sqlite import SQLiteStore
+    SQLiteStore(third / "x.sqlite3", create=True).close()
+    r = notes("--config", cfg3, "import", str(exp))
+    assert r.exit_code == 0 and "imported 2 new event(s), 0 already" in r.output
+    r = notes("--config", cfg3, "import", str(exp))
+    assert "imported 0 new event(s), 2 already" in r.output
+    d1 = json.loads(notes("replay", "--json").output)["projections"]
+    d3 = json.loads(notes("--config", cfg3, "replay", "--json").output)["projections"]
+    assert {p["name"]: p["digest"] for p in d1} == {p["name"]: p["digest"] for p in d3}
+
+
+def test_tampered_import_is_refused(notes: Any, tmp_path: Path) -> None:
+    exp = tmp_path / "log.jsonl"
+    notes("export", str(exp))
+    doc = json.loads(exp.read_text())
+    doc["meta"]["actor"] = "mallory"
+    exp.write_text(json.dumps(doc) + "\n")
+    third = tmp_path / "t"
+    third.mkdir()
+    (third / "cladelog.toml").write_text('store = "x.sqlite3"\n')
+    from cladelog.core.store.sqlite import SQLiteStore
+    SQLiteStore(third / "x.sqlite3", create=True).close()
+    r = notes("--config", str(third / "cladelog.toml"), "import", str(exp))
+    assert r.exit_code == 1 and "hash chain does not verify" in r.output
+
+
+def test_verify_reports_tampering_with_exit_1(notes: Any, tmp_path: Path,
+                                              sqlite_harness: Any) -> None:
+    from cladelog.core.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "cladelog.sqlite3")
+    sqlite_harness.tamper(store, 1, "body_byte", None)
+    store.close()
+    r = notes("verify")
+    assert r.exit_code == 1
+    assert r.output.strip() == "error: position 1: hash does not match the stored event"
+
+
+def test_plugins_lists_installed_and_enabled(notes: Any) -> None:
+    doc = json.loads(notes("plugins", "--json").output)
+    rows = {p["name"]: p for p in doc["plugins"]}
+    assert rows["notes"]["enabled"] is True and rows["notes"]["version"] == "0.1.0"
+    assert "cladelog_projections" in rows["notes"]["hooks"]
+
+
+def test_gate_without_votes_allows(notes: Any) -> None:
+    r = notes("gate", "v1")
+    assert r.exit_code == 0 and "v1: allowed" in r.output
+
+
+def test_help_lists_plugin_commands(notes: Any) -> None:
+    r = notes("--help")
+    assert r.exit_code == 0 and "notes" in r.output
+
+
+def test_unknown_command_is_usage_error(notes: Any) -> None:
+    assert notes("frobnicate").exit_code == 2
