@@ -1,0 +1,119 @@
+"""cladelog-fork-score: ForkScore over (parent, child) battery results.
+
+The public API lives here; names are loaded on first use so that importing the
+package (for example by the CLI) stays cheap::
+
+    from cladelog.fork_score import score
+    result = score(parent_doc, child_doc, capital_delta=0.2)
+    result.verdict, result.score, result.breakdown
+
+See :mod:`cladelog.fork_score.scoring` for the formula,
+:mod:`cladelog.fork_score.batteries` for the input form,
+:mod:`cladelog.fork_score.deltas` for deltas and hard flags, and
+:mod:`cladelog.fork_score.terms` for the extra-term contract.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cladelog.fork_score.batteries import BATTERIES, EFFICIENCY_FAMILIES, RATE_KEYS
+    from cladelog.fork_score.deltas import (
+        EFFICIENCY_DAMPING,
+        HARD_REGRESSION_FLOOR,
+        INFINITE_BONUS_CAP,
+        NEG_INF_REGRESSION,
+    )
+    from cladelog.fork_score.errors import (
+        BatteryInputError,
+        ForkScoreError,
+        JsonFileError,
+        ScalarInputError,
+        ScoringTermError,
+        WeightsError,
+    )
+    from cladelog.fork_score.jsonio import battery_result_schema
+    from cladelog.fork_score.result import SIGNAL_FLOOR, ScoredFork, Verdict
+    from cladelog.fork_score.scoring import SCALAR_DEFAULTS, score
+    from cladelog.fork_score.terms import ScoringTerm
+    from cladelog.fork_score.weights import (
+        DEFAULT_WEIGHTS,
+        WeightSet,
+        default_weights,
+        load_weights,
+        weights_from_json,
+        weights_id,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "BATTERIES": "batteries",
+    "EFFICIENCY_FAMILIES": "batteries",
+    "RATE_KEYS": "batteries",
+    "EFFICIENCY_DAMPING": "deltas",
+    "HARD_REGRESSION_FLOOR": "deltas",
+    "INFINITE_BONUS_CAP": "deltas",
+    "NEG_INF_REGRESSION": "deltas",
+    "BatteryInputError": "errors",
+    "ForkScoreError": "errors",
+    "JsonFileError": "errors",
+    "ScalarInputError": "errors",
+    "ScoringTermError": "errors",
+    "WeightsError": "errors",
+    "battery_result_schema": "jsonio",
+    "SIGNAL_FLOOR": "result",
+    "ScoredFork": "result",
+    "Verdict": "result",
+    "SCALAR_DEFAULTS": "scoring",
+    "score": "scoring",
+    "ScoringTerm": "terms",
+    "DEFAULT_WEIGHTS": "weights",
+    "WeightSet": "weights",
+    "default_weights": "weights",
+    "load_weights": "weights",
+    "weights_from_json": "weights",
+    "weights_id": "weights",
+}
+
+__all__ = [
+    "BATTERIES",
+    "DEFAULT_WEIGHTS",
+    "EFFICIENCY_DAMPING",
+    "EFFICIENCY_FAMILIES",
+    "HARD_REGRESSION_FLOOR",
+    "INFINITE_BONUS_CAP",
+    "NEG_INF_REGRESSION",
+    "RATE_KEYS",
+    "SCALAR_DEFAULTS",
+    "SIGNAL_FLOOR",
+    "BatteryInputError",
+    "ForkScoreError",
+    "JsonFileError",
+    "ScalarInputError",
+    "ScoredFork",
+    "ScoringTerm",
+    "ScoringTermError",
+    "Verdict",
+    "WeightSet",
+    "WeightsError",
+    "battery_result_schema",
+    "default_weights",
+    "load_weights",
+    "score",
+    "weights_from_json",
+    "weights_id",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -1,0 +1,42 @@
+"""Exceptions raised by the fork-score package.
+
+Every exception is a :class:`ValueError` subclass whose message is one line of
+the form ``<path>: <problem>``, where the path names the offending field
+(``child.5F.finetuning.adaptation_improvement_rate``, ``weights.eta``,
+``audit_completeness``, ``term loc_delta``, a file name, ...).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BatteryInputError",
+    "ForkScoreError",
+    "JsonFileError",
+    "ScalarInputError",
+    "ScoringTermError",
+    "WeightsError",
+]
+
+
+class ForkScoreError(ValueError):
+    """Base class of every input error of the fork-score package."""
+
+
+class BatteryInputError(ForkScoreError):
+    """A parent or child battery-result document is malformed."""
+
+
+class WeightsError(ForkScoreError):
+    """A weight set or weights file is malformed (unknown key, negative value, ...)."""
+
+
+class ScalarInputError(ForkScoreError):
+    """A caller-supplied scalar or threshold is malformed, or the arithmetic overflowed."""
+
+
+class ScoringTermError(ForkScoreError):
+    """An extra scoring term is malformed, collides with another, or returned a bad value."""
+
+
+class JsonFileError(ForkScoreError):
+    """A JSON file cannot be read or is not strict JSON."""
