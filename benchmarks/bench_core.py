@@ -1,0 +1,226 @@
+"""Core: append and replay throughput against raw sqlite3 and the eventsourcing library,
+and the CLI's cold start against a bare interpreter."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class Reading:
+    """The benchmark payload (about 200 bytes of JSON)."""
+
+    sensor: str
+    seq: int
+    value: float
+    unit: str
+    tags: list[str]
+    note: str
+
+
+def payloads(n: int) -> list[Reading]:
+    return [Reading(f"sensor-{i % 97:03d}", i, i * 0.25 + 0.125, "celsius",
+                    ["bench", f"zone-{i % 7}", "calibrated"],
+                    "steady reading within tolerance; nothing to report " + "x" * 40)
+            for i in range(n)]
+
+
+def rate(n: int, seconds: float) -> float:
+    return n / seconds if seconds > 0 else float("inf")
+
+
+# -- cladelog ------------------------------------------------------------------------------
+def cladelog_deployment(root: Path) -> Any:
+    from cladelog.core import (
+        Deployment,
+        DeploymentConfig,
+        EventType,
+        PluginInfo,
+        Projection,
+        hookimpl,
+    )
+
+    class Plugin:
+        PLUGIN = PluginInfo(name="bench", version="1")
+
+        @staticmethod
+        @hookimpl
+        def cladelog_event_types() -> list[Any]:
+            return [EventType("bench.reading", Reading)]
+
+        @staticmethod
+        @hookimpl
+        def cladelog_projections() -> list[Any]:
+            def count(state: dict[str, Any], event: Any) -> dict[str, Any]:
+                state["n"] += 1
+                return state
+
+            return [Projection("bench.count", 1, frozenset({"bench.reading"}), {"n": 0}, count)]
+
+    cfg = DeploymentConfig.from_dict({"store": "bench.sqlite3", "actor": "bench"},
+                                     path=root / "cladelog.toml")
+    return Deployment(cfg, plugins=[Plugin()], create=True)
+
+
+def bench_cladelog(root: Path, data: list[Reading], batch: int) -> tuple[float, float]:
+    from cladelog.core import NewEvent
+
+    dep = cladelog_deployment(root)
+    events = [NewEvent("readings", "bench.reading", p) for p in data]
+    t0 = time.perf_counter()
+    for i in range(0, len(events), batch):
+        dep.append(events[i:i + batch])
+    t_append = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    result = dep.replay(rebuild=True, save=False)
+    t_replay = time.perf_counter() - t0
+    state = {p.name: p.state for p in result.projections}["bench.count"]
+    assert state["n"] == len(data), state
+    dep.close()
+    return rate(len(data), t_append), rate(len(data), t_replay)
+
+
+# -- raw sqlite3 ---------------------------------------------------------------------------
+def bench_raw(root: Path, data: list[Reading], batch: int) -> tuple[float, float]:
+    db = sqlite3.connect(root / "raw.sqlite3", isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("CREATE TABLE events (position INTEGER PRIMARY KEY, stream TEXT, type TEXT, "
+               "data TEXT)")
+    t0 = time.perf_counter()
+    for i in range(0, len(data), batch):
+        rows = [("readings", "bench.reading", json.dumps(attrs.asdict(p)))
+                for p in data[i:i + batch]]
+        db.execute("BEGIN")
+        db.executemany("INSERT INTO events (stream, type, data) VALUES (?, ?, ?)", rows)
+        db.execute("COMMIT")
+    t_append = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    n = 0
+    for (text,) in db.execute("SELECT data FROM events ORDER BY position"):
+        json.loads(text)
+        n += 1
+    t_replay = time.perf_counter() - t0
+    assert n == len(data)
+    db.close()
+    return rate(len(data), t_append), rate(len(data), t_replay)
+
+
+# -- the eventsourcing library -------------------------------------------------------------
+try:  # a benchmark-only dependency
+    from eventsourcing.domain import Aggregate
+
+    class Sensor(Aggregate):
+        class Read(Aggregate.Event):
+            sensor: str
+            seq: int
+            value: float
+            unit: str
+            tags: list[str]
+            note: str
+
+            def apply(self, aggregate: Any) -> None:
+                aggregate.count += 1
+
+        def __init__(self) -> None:
+            self.count = 0
+
+except ImportError:  # pragma: no cover
+    Sensor = None  # type: ignore[assignment,misc]
+
+
+def bench_eventsourcing(root: Path, data: list[Reading], batch: int) -> tuple[float, float]:
+    if Sensor is None:
+        return float("nan"), float("nan")
+    from eventsourcing.application import Application
+
+    os.environ["PERSISTENCE_MODULE"] = "eventsourcing.sqlite"
+    os.environ["SQLITE_DBNAME"] = str(root / "es.sqlite3")
+    app = Application()
+    sensor = Sensor()
+    t0 = time.perf_counter()
+    for i in range(0, len(data), batch):
+        for p in data[i:i + batch]:
+            sensor.trigger_event(Sensor.Read, sensor=p.sensor, seq=p.seq, value=p.value,
+                                 unit=p.unit, tags=p.tags, note=p.note)
+        app.save(sensor)
+    t_append = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    n, start = 0, 1
+    while True:
+        notes = app.recorder.select_notifications(start=start, limit=1000)
+        if not notes:
+            break
+        for note in notes:
+            app.mapper.to_domain_event(note)
+            n += 1
+        start = notes[-1].id + 1
+    t_replay = time.perf_counter() - t0
+    assert n == len(data) + 1, n  # plus the aggregate's creation event
+    app.close() if hasattr(app, "close") else None
+    return rate(len(data), t_append), rate(len(data), t_replay)
+
+
+# -- CLI cold start ------------------------------------------------------------------------
+def cold_start(cmd: list[str], cwd: Path, runs: int = 15) -> float:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def run(args: Any) -> int:
+    n = args.events
+    data = payloads(n)
+    size = len(json.dumps(attrs.asdict(data[0])))
+    print(f"core benchmark: {n} events, payload about {size} bytes of JSON, "
+          f"Python {sys.version.split()[0]}")
+    print(f"{'batch':>6} {'path':<14} {'append ev/s':>12} {'replay ev/s':>12}")
+    for batch in (1, 100, 1000):
+        count = min(n, 10_000) if batch == 1 else n  # batch 1 is one commit per event
+        rows = {}
+        for name, fn in (("cladelog", bench_cladelog), ("raw sqlite3", bench_raw),
+                         ("eventsourcing", bench_eventsourcing)):
+            root = Path(tempfile.mkdtemp(prefix="cladelog-bench-"))
+            try:
+                rows[name] = fn(root, data[:count], batch)
+            finally:
+                shutil.rmtree(root, ignore_errors=True)
+            a, r = rows[name]
+            print(f"{batch:>6} {name:<14} {a:>12,.0f} {r:>12,.0f}" +
+                  ("   (first 10,000 events)" if count != n else ""))
+        ca, cr = rows["cladelog"]
+        ra, rr = rows["raw sqlite3"]
+        ea, er = rows["eventsourcing"]
+        print(f"{'':>6} ratios: append cladelog/raw {ca / ra:.2f}, replay cladelog/raw "
+              f"{cr / rr:.2f}; cladelog/eventsourcing append {ca / ea:.2f}, replay "
+              f"{cr / er:.2f}")
+    # CLI cold start
+    tmp = Path(tempfile.mkdtemp(prefix="cladelog-cli-"))
+    try:
+        exe = str(Path(sys.executable).with_name("cladelog"))
+        subprocess.run([exe, "init"], cwd=tmp, check=True, stdout=subprocess.DEVNULL)
+        base = cold_start([sys.executable, "-c", "import sqlite3, json"], tmp)
+        helpt = cold_start([exe, "--help"], tmp)
+        replayt = cold_start([exe, "replay"], tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"cold start (median of 15): python -c 'import sqlite3, json' {base * 1000:.0f} ms; "
+          f"cladelog --help {helpt * 1000:.0f} ms ({helpt / base:.1f}x); "
+          f"cladelog replay (empty log) {replayt * 1000:.0f} ms ({replayt / base:.1f}x)")
+    return 0

@@ -1,0 +1,40 @@
+"""Benchmark runner: ``python benchmarks/run.py NAME [--events N]``.
+
+Each benchmark measures cladelog and a baseline in the same run and prints
+rates and ratios; nothing here is a pass/fail test. Names: core, and those the
+plugin benchmarks add (see benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+BENCHES = {
+    "core": "bench_core",
+    "fork-score": "bench_fork_score",
+    "receipts": "bench_receipts",
+    "graph": "bench_graph",
+    "postgres": "bench_postgres",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("name", choices=sorted(BENCHES))
+    parser.add_argument("--events", type=int, default=100_000,
+                        help="events per measured series (default 100000)")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        module = importlib.import_module(BENCHES[args.name])
+    except ModuleNotFoundError as exc:
+        print(f"benchmark {args.name!r} is not available yet ({exc})", file=sys.stderr)
+        return 2
+    return int(module.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

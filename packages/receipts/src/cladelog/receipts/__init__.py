@@ -1,0 +1,3 @@
+"""cladelog.receipts plugin."""
+
+__all__: list[str] = []

@@ -1,0 +1,302 @@
+"""Merkle tree: hashing, proofs and verification checked against an in-test RFC 9162 model.
+
+The reference functions below (`_mth`, `_path`, `_subproof`) are a direct,
+deliberately naive transcription of the recursive definitions of RFC 9162
+sections 2.1.1, 2.1.3.1 and 2.1.4.1, written independently of the module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import pytest
+from cladelog.receipts.merkle import (
+    EMPTY_ROOT,
+    MerkleTree,
+    ProofError,
+    leaf_hash,
+    node_hash,
+    root_from_inclusion,
+    root_from_leaves,
+    verify_consistency,
+    verify_inclusion,
+)
+
+
+def _h(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def _k(n: int) -> int:
+    """Largest power of two strictly below n (n >= 2), by counting up."""
+    k = 1
+    while k * 2 < n:
+        k *= 2
+    return k
+
+
+def _mth(leaves: list[bytes]) -> bytes:
+    """RFC 9162 MTH over raw leaf data."""
+    if not leaves:
+        return _h(b"")
+    if len(leaves) == 1:
+        return _h(b"\x00" + leaves[0])
+    k = _k(len(leaves))
+    return _h(b"\x01" + _mth(leaves[:k]) + _mth(leaves[k:]))
+
+
+def _path(m: int, leaves: list[bytes]) -> list[bytes]:
+    """RFC 9162 PATH(m, D[n])."""
+    if len(leaves) == 1:
+        return []
+    k = _k(len(leaves))
+    if m < k:
+        return [*_path(m, leaves[:k]), _mth(leaves[k:])]
+    return [*_path(m - k, leaves[k:]), _mth(leaves[:k])]
+
+
+def _sides(m: int, n: int) -> list[bool]:
+    """Bottom-up sides of PATH(m, D[n]): True where the sibling is on the right.
+
+    Two (index, size) pairs with equal sides make the RFC 9162 verifier perform
+    identical hashing, so a proof cannot tell them apart (the signed checkpoint,
+    not the path, authenticates the size).
+    """
+    if n == 1:
+        return []
+    k = _k(n)
+    if m < k:
+        return [*_sides(m, k), True]
+    return [*_sides(m - k, n - k), False]
+
+
+def _subproof(m: int, leaves: list[bytes], b: bool) -> list[bytes]:
+    """RFC 9162 SUBPROOF(m, D[n], b)."""
+    n = len(leaves)
+    if m == n:
+        return [] if b else [_mth(leaves)]
+    k = _k(n)
+    if m <= k:
+        return [*_subproof(m, leaves[:k], b), _mth(leaves[k:])]
+    return [*_subproof(m - k, leaves[k:], False), _mth(leaves[:k])]
+
+
+LEAVES = [b"leaf-%d" % i for i in range(200)]
+
+
+@pytest.fixture(scope="module")
+def tree200() -> MerkleTree:
+    t = MerkleTree()
+    for i, data in enumerate(LEAVES):
+        assert t.append(data) == i
+    return t
+
+
+def test_hash_primitives() -> None:
+    # Empty root is SHA-256 of nothing; leaf/node hashes prepend 0x00 / 0x01.
+    assert EMPTY_ROOT.hex() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    assert leaf_hash(b"abc") == _h(b"\x00abc")
+    assert node_hash(b"L" * 32, b"R" * 32) == _h(b"\x01" + b"L" * 32 + b"R" * 32)
+    assert leaf_hash(b"") != EMPTY_ROOT  # domain separation
+
+
+def test_roots_match_model_for_every_size(tree200: MerkleTree) -> None:
+    for n in range(0, 201):
+        want = _mth(LEAVES[:n])
+        assert tree200.root(n) == want
+        assert root_from_leaves([leaf_hash(x) for x in LEAVES[:n]]) == want
+    assert tree200.root() == _mth(LEAVES)
+    assert tree200.size == 200
+
+
+def test_inclusion_every_size_and_index(tree200: MerkleTree) -> None:
+    for n in range(1, 201):
+        root = tree200.root(n)
+        for i in range(n):
+            proof = tree200.inclusion_proof(i, n)
+            if n <= 40:
+                assert proof == _path(i, LEAVES[:n])
+            lh = leaf_hash(LEAVES[i])
+            verify_inclusion(lh, i, n, proof, root)
+            assert root_from_inclusion(lh, i, n, proof) == root
+            # The same proof must fail for any other leaf: all of them for small
+            # trees, a neighbour and a foreign leaf for larger ones.
+            others = range(n) if n <= 24 else {(i + 1) % n, (i * 7 + 3) % n}
+            for j in others:
+                if j != i:
+                    with pytest.raises(ProofError):
+                        verify_inclusion(leaf_hash(LEAVES[j]), i, n, proof, root)
+            with pytest.raises(ProofError):
+                verify_inclusion(leaf_hash(b"not in the tree"), i, n, proof, root)
+
+
+def test_consistency_exhaustive_up_to_64(tree200: MerkleTree) -> None:
+    for n in range(1, 65):
+        for m in range(1, n + 1):
+            proof = tree200.consistency_proof(m, n)
+            assert proof == (_subproof(m, LEAVES[:n], True) if m < n else [])
+            verify_consistency(m, n, proof, tree200.root(m), tree200.root(n))
+
+
+def test_consistency_sampled_up_to_200(tree200: MerkleTree) -> None:
+    rng = random.Random(9162)
+    pairs = {(m, n) for n in (65, 127, 128, 129, 199, 200) for m in range(1, n + 1)}
+    pairs |= {tuple(sorted((rng.randint(1, 200), rng.randint(1, 200)))) for _ in range(1500)}
+    for m, n in sorted(pairs):
+        proof = tree200.consistency_proof(m, n)
+        if n <= 130 and m < n:
+            assert proof == _subproof(m, LEAVES[:n], True)
+        verify_consistency(m, n, proof, tree200.root(m), tree200.root(n))
+
+
+def _flip(b: bytes, bit: int = 0) -> bytes:
+    return bytes([b[0] ^ (1 << bit)]) + b[1:]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 7, 8, 9, 16, 17, 31, 100, 200])
+def test_inclusion_mutations_fail(tree200: MerkleTree, n: int) -> None:
+    root = tree200.root(n)
+    for i in range(n):
+        lh = leaf_hash(LEAVES[i])
+        proof = tree200.inclusion_proof(i, n)
+        bad_calls = [
+            (lh, i, n, proof, _flip(root)),
+            (lh, i, n, proof, EMPTY_ROOT),
+            (lh, i, n, [*proof, proof[-1] if proof else root], root),  # extra element
+            (lh, i, n, [root, *proof], root),  # preceding element
+            (lh, i, n * 2, proof, root),
+            (lh, i + 1, n, proof, root),
+            (lh, i, i, proof, root),  # size not above index
+        ]
+        if i > 0:
+            bad_calls.append((lh, i - 1, n, proof, root))
+        if n // 2 > i:
+            bad_calls.append((lh, i, n // 2, proof, root))
+        # A size off by one fails exactly when it changes the path's shape.
+        for other in (n - 1, n + 1):
+            if other > i and _sides(i, other) == _sides(i, n):
+                verify_inclusion(lh, i, other, proof, root)
+            else:
+                bad_calls.append((lh, i, other, proof, root))
+        if i ^ 1 < n:
+            bad_calls.append((lh, i ^ 1, n, proof, root))  # sibling's index
+        if proof:
+            bad_calls.append((lh, i, n, proof[:-1], root))  # truncated
+            for k in range(len(proof)):
+                mutated = [*proof]
+                mutated[k] = _flip(mutated[k], 3)
+                bad_calls.append((lh, i, n, mutated, root))
+        for args in bad_calls:
+            with pytest.raises(ProofError):
+                verify_inclusion(*args)
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8, 9, 16, 33, 100, 200])
+def test_consistency_mutations_fail(tree200: MerkleTree, n: int) -> None:
+    r2 = tree200.root(n)
+    for m in range(1, n):
+        r1 = tree200.root(m)
+        proof = tree200.consistency_proof(m, n)
+        bad_calls = [
+            (m, n, proof, r2, r1),  # swapped roots
+            (m, n, proof, _flip(r1), r2),
+            (m, n, proof, r1, _flip(r2)),
+            (m, n, proof[:-1], r1, r2),  # truncated
+            (m, n, [*proof, r2], r1, r2),  # extra element
+            (m, n, [r1, *proof], r1, r2),  # preceding element
+            (m, n, [], r1, r2),
+            (m + 1, n, proof, r1, r2),
+            (m * 2, n, proof, r1, r2),
+            (m, n * 2, proof, r1, r2),
+            (0, n, proof, r1, r2),
+            (n, m, proof, r2, r1),
+        ]
+        if m > 1:
+            bad_calls.append((m - 1, n, proof, r1, r2))
+        if m < n // 2:
+            bad_calls.append((m, n // 2, proof, r1, r2))
+        # size2 off by one is not always detectable from the proof alone (the
+        # same hashing can serve both sizes); the signed checkpoint binds size2.
+        for k in range(len(proof)):
+            mutated = [*proof]
+            mutated[k] = _flip(mutated[k], 4)
+            bad_calls.append((m, n, mutated, r1, r2))
+        for args in bad_calls:
+            with pytest.raises(ProofError):
+                verify_consistency(*args)
+
+
+def test_consistency_edge_sizes() -> None:
+    r = leaf_hash(b"x")
+    verify_consistency(1, 1, [], r, r)
+    with pytest.raises(ProofError, match="size1"):
+        verify_consistency(0, 0, [], EMPTY_ROOT, EMPTY_ROOT)
+    with pytest.raises(ProofError, match="size1"):
+        verify_consistency(0, 3, [], EMPTY_ROOT, r)
+    with pytest.raises(ProofError, match="proof"):
+        verify_consistency(2, 2, [r], r, r)
+    with pytest.raises(ProofError, match="root2"):
+        verify_consistency(2, 2, [], r, _flip(r))
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        ((b"\x00" * 31, 0, 1, [], b"\x00" * 32), "leaf_hash: must be 32 bytes"),
+        ((b"\x00" * 32, 0, 1, [], b"\x00" * 33), "root: must be 32 bytes"),
+        ((b"\x00" * 32, 0, 2, [b"\x00" * 5], b"\x00" * 32), r"proof\[0\]: must be 32 bytes"),
+        ((b"\x00" * 32, True, 2, [], b"\x00" * 32), "index: must be an int"),
+        ((b"\x00" * 32, -1, 2, [], b"\x00" * 32), "index: must be >= 0"),
+        ((b"\x00" * 32, 0, 1.0, [], b"\x00" * 32), "size: must be an int"),
+        ((b"\x00" * 32, 0, 1, "abc", b"\x00" * 32), "proof: must be a sequence"),
+        (("x" * 32, 0, 1, [], b"\x00" * 32), "leaf_hash: must be bytes"),
+        ((b"\x00" * 32, 2**64 - 1, 1, [], b"\x00" * 32), "index: 18446744073709551615"),
+    ],
+)
+def test_inclusion_refuses_malformed_input(args: tuple[object, ...], fragment: str) -> None:
+    with pytest.raises(ProofError, match=fragment):
+        verify_inclusion(*args)  # type: ignore[arg-type]
+
+
+def test_tree_api_refusals(tree200: MerkleTree) -> None:
+    with pytest.raises(ProofError, match="index"):
+        tree200.inclusion_proof(200)
+    with pytest.raises(ProofError, match="size"):
+        tree200.inclusion_proof(0, 201)
+    with pytest.raises(ProofError, match="index"):
+        tree200.inclusion_proof(5, 5)
+    with pytest.raises(ProofError, match="old_size"):
+        tree200.consistency_proof(0, 5)
+    with pytest.raises(ProofError, match="old_size"):
+        tree200.consistency_proof(6, 5)
+    with pytest.raises(ProofError, match="size"):
+        tree200.root(201)
+    with pytest.raises(ProofError, match="leaf_hash"):
+        MerkleTree().append_leaf_hash(b"short")
+    assert MerkleTree().root() == EMPTY_ROOT
+    assert tree200.consistency_proof(7, 7) == []
+    assert tree200.leaf_hash(3) == leaf_hash(LEAVES[3])
+
+
+def test_tree_from_hashes_equals_appended_tree(tree200: MerkleTree) -> None:
+    rebuilt = MerkleTree(leaf_hash(x) for x in LEAVES)
+    assert rebuilt.root() == tree200.root()
+    assert rebuilt.inclusion_proof(117) == tree200.inclusion_proof(117)
+
+
+def test_large_tree_proofs_verify() -> None:
+    # 100,000 leaves: the size of the proof benchmark. Audit paths in a tree of
+    # 100,000 leaves have at most ceil(log2(100000)) = 17 hashes.
+    n = 100_000
+    t = MerkleTree()
+    for i in range(n):
+        t.append(i.to_bytes(4, "big"))
+    root = t.root()
+    assert root == root_from_leaves(leaf_hash(i.to_bytes(4, "big")) for i in range(n))
+    for i in (0, 1, 65_535, 65_536, 99_998, n - 1):
+        proof = t.inclusion_proof(i)
+        assert len(proof) <= 17
+        verify_inclusion(leaf_hash(i.to_bytes(4, "big")), i, n, proof, root)
+    for m in (1, 4096, 65_536, 77_777, n - 1):
+        verify_consistency(m, n, t.consistency_proof(m), t.root(m), root)
