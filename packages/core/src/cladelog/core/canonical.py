@@ -192,17 +192,89 @@ def _encode(value: Any, out: list[str]) -> None:
         out.append("]")
 
 
+class _Invalid(Exception):
+    """Raised by the quick scan; the detailed scan then names the path."""
+
+
+def _quick(value: Any, depth: int) -> bool:
+    """The hot-path twin of :func:`_scan`: no paths, no subclasses; True = take the slow path.
+
+    Raises :class:`_Invalid` on anything :func:`_scan` would refuse (and on
+    things it might accept, such as subclasses, by returning True instead).
+    Lone surrogates are caught later, when the fast output is UTF-8 encoded.
+    """
+    if depth > MAX_DEPTH:
+        raise _Invalid
+    tp = type(value)
+    if (tp is dict or tp is list or tp is tuple) and value and depth >= MAX_DEPTH:
+        raise _Invalid  # its items would sit deeper than allowed
+    if tp is dict:
+        slow = False
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _Invalid
+            if not key.isascii():
+                slow = True  # UTF-16 key order: leave it to the slow encoder
+            it = type(item)
+            if it is str or it is bool or item is None:
+                continue
+            if it is int:
+                if -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                    continue
+                raise _Invalid
+            if _quick(item, depth + 1):
+                slow = True
+        return slow
+    if tp is list or tp is tuple:
+        slow = False
+        for item in value:
+            it = type(item)
+            if it is str or it is bool or item is None:
+                continue
+            if it is int:
+                if -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                    continue
+                raise _Invalid
+            if _quick(item, depth + 1):
+                slow = True
+        return slow
+    if tp is str or tp is bool or value is None:
+        return False
+    if tp is int:
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return False
+        raise _Invalid
+    if tp is float:
+        if value - value != 0.0:  # NaN or an infinity
+            raise _Invalid
+        # repr matches ES6 only for non-integral values in [1e-4, 1e16)
+        a = abs(value)
+        return bool(value.is_integer() or a < 1e-4 or a >= 1e16)
+    if isinstance(value, str | int | float | dict | list | tuple):
+        return True  # subclasses: validated and encoded by the slow path
+    raise _Invalid
+
+
 def canonical_bytes(value: Any, *, path: str = "$") -> bytes:
     """Return the RFC 8785 canonical UTF-8 bytes of a JSON value.
 
     Raises :class:`CanonicalError` naming the path of the first value that has
     no canonical form (NaN, infinity, unsafe integer, non-string key, ...).
     """
-    if _scan(value, path, 0):
-        out: list[str] = []
-        _encode(value, out)
-        return "".join(out).encode("utf-8")
-    return _fast_dumps(value).encode("utf-8")
+    try:
+        slow = _quick(value, 0)
+    except _Invalid:
+        _scan(value, path, 0)  # raises with the path
+        raise CanonicalError(f"{path}: not a canonical JSON value") from None
+    if not slow:
+        try:
+            return _fast_dumps(value).encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: the detailed scan names it
+    _scan(value, path, 0)
+    out: list[str] = []
+    _encode(value, out)
+    return "".join(out).encode("utf-8")
 
 
 def canonical_digest(value: Any) -> str:

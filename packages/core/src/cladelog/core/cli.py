@@ -95,11 +95,12 @@ class _Root(click.Group):
         if cached is not None:
             return cached  # type: ignore[no-any-return]
         found: dict[str, click.Command] = {}
-        from .config import DeploymentConfig, find_config
+        from .locate import enabled_plugins, find_config
 
         path = find_config(ctx.params.get("config"))
-        if path.exists():
+        if path.exists() and enabled_plugins(path):
             from . import builtin
+            from .config import DeploymentConfig
             from .plugins import load_plugins, make_plugin_manager
 
             cfg = DeploymentConfig.load(path)

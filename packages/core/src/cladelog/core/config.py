@@ -24,17 +24,17 @@ from typing import Any
 import attrs
 
 from .errors import ConfigError
+from .locate import CONFIG_ENV, DEFAULT_CONFIG, enabled_plugins, find_config
 
-__all__ = ["CONFIG_ENV", "DEFAULT_CONFIG", "DeploymentConfig", "find_config"]
+__all__ = [
+    "CONFIG_ENV",
+    "DEFAULT_CONFIG",
+    "DeploymentConfig",
+    "enabled_plugins",
+    "find_config",
+]
 
-DEFAULT_CONFIG = "cladelog.toml"
-CONFIG_ENV = "CLADELOG_CONFIG"
 _KEYS = {"store", "plugins", "settings", "actor"}
-
-
-def find_config(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The deployment file to use: the explicit one, ``$CLADELOG_CONFIG``, or ./cladelog.toml."""
-    return Path(explicit or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG)
 
 
 @attrs.frozen

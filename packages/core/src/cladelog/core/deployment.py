@@ -141,6 +141,7 @@ class Deployment:
     ) -> list[PreparedEvent]:
         """Validate a batch completely; raise :class:`InputError` naming the first bad field."""
         out = []
+        metas: dict[str, dict[str, Any]] = {}
         for i, e in enumerate(events):
             where = f"events[{i}]" if len(events) > 1 else "event"
             if not isinstance(e.stream, str) or not e.stream or len(e.stream) > 200:
@@ -150,11 +151,13 @@ class Deployment:
             except InputError as exc:
                 raise type(exc)(f"{where}.{exc}") from None
             plugin = self._owner[e.type]
-            meta = self._meta(plugin, correlation_id)
+            meta = metas.get(plugin)
+            if meta is None:
+                meta = metas[plugin] = self._meta(plugin, correlation_id)
             if e.meta:
                 if not isinstance(e.meta, Mapping):
                     raise InputError(f"{where}.meta: must be an object")
-                meta.update(e.meta)
+                meta = {**meta, **e.meta}
             out.append(PreparedEvent(e.stream, e.type, version, data, meta))
         return out
 

@@ -20,7 +20,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -68,9 +68,13 @@ class NewEvent:
     schema_version: int | None = None
 
 
-@attrs.frozen(slots=True)
-class RecordedEvent:
-    """An event as the log holds it. ``body`` is the exact canonical bytes that were hashed."""
+class RecordedEvent(NamedTuple):
+    """An event as the log holds it (immutable). ``body`` is the exact canonical bytes hashed.
+
+    A named tuple rather than an attrs class: replay builds one per event, and
+    this is the cheapest immutable record Python offers. Use ``_replace`` to
+    derive a modified copy.
+    """
 
     position: int
     stream: str
@@ -82,7 +86,11 @@ class RecordedEvent:
     recorded_at: str
     prev_hash: str
     hash: str
-    body: bytes = attrs.field(repr=False, eq=False)
+    body: bytes
+
+    def __repr__(self) -> str:
+        return (f"RecordedEvent(position={self.position}, stream={self.stream!r}, "
+                f"type={self.type!r}, hash={self.hash[:12]}...)")
 
     @classmethod
     def from_body(cls, body: bytes, hash_hex: str) -> RecordedEvent:

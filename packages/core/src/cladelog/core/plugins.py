@@ -8,16 +8,18 @@ deployment fails early with one clear line.
 
 from __future__ import annotations
 
-import importlib.metadata as md
 from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
 
 from .errors import ConfigError
 from .hookspecs import HOOKSPEC_VERSION, PROJECT, CoreHookSpecs
+
+if TYPE_CHECKING:
+    import importlib.metadata as md
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -57,6 +59,8 @@ class LoadedPlugin:
 
 def installed_plugins() -> dict[str, md.EntryPoint]:
     """Entry points of the ``cladelog.plugins`` group, by plugin name."""
+    import importlib.metadata as md  # scanning distributions is slow: only when needed
+
     return {ep.name: ep for ep in md.entry_points(group=ENTRY_POINT_GROUP)}
 
 

@@ -138,12 +138,12 @@ def replay(
             by_type.setdefault(t, []).append(p)
     skipped = Counter[str]()
     read = 0
-    last = begin
+    last_hash = begin.hash
     total = max(stop - begin.position, 0)
     events: Iterable[RecordedEvent] = store.read_verified(begin, stop) if total else ()
     for event in events:
         read += 1
-        last = Head(event.position, event.hash)
+        last_hash = event.hash
         etype = event.type
         if etype not in registry:
             skipped[etype] += 1
@@ -154,7 +154,7 @@ def replay(
             continue
         data = registry.upcast(etype, event.schema_version, event.data)
         if data is not event.data:
-            event = attrs.evolve(event, data=data)
+            event = event._replace(data=data)
         pos = event.position
         for p in targets:
             if pos > starts[p.name][0].position:
@@ -164,7 +164,7 @@ def replay(
             progress(read, total)
     if read != total:
         raise ChainError(begin.position + read + 1, "the log ended before the expected head")
-    end = Head(stop, last.hash if read else (store.hash_at(stop) or GENESIS_HASH))
+    end = Head(stop, last_hash if read else (store.hash_at(stop) or GENESIS_HASH))
     results = []
     for p in projections:
         state = states[p.name]

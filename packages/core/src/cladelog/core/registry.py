@@ -16,7 +16,6 @@ from typing import Any
 import attrs
 
 from .errors import InputError, UnknownEventTypeError
-from .schema import PayloadError, structure, unstructure
 
 __all__ = ["EventType", "EventTypeRegistry", "Upcaster"]
 
@@ -96,6 +95,8 @@ class EventTypeRegistry:
                 f"schema_version: new {name} events are written in version "
                 f"{et.schema_version}, not {schema_version}"
             )
+        from .schema import structure, unstructure  # cattrs: imported on first append only
+
         if isinstance(data, et.payload):
             return et.schema_version, unstructure(data)
         obj: Any = structure(data, et.payload)
@@ -107,6 +108,8 @@ class EventTypeRegistry:
         if et is None or schema_version == et.schema_version:
             return data
         if schema_version > et.schema_version:
+            from .schema import PayloadError
+
             raise PayloadError(
                 f"schema_version: {name} version {schema_version} is newer than this "
                 f"plugin's {et.schema_version}"
@@ -117,4 +120,6 @@ class EventTypeRegistry:
 
     def structure(self, name: str, data: Any) -> Any:
         """Structure (already upcast) data into the type's payload class."""
+        from .schema import structure
+
         return structure(data, self.get(name).payload)

@@ -18,7 +18,7 @@ from cattrs.cols import (
     list_structure_factory,
     mapping_structure_factory,
 )
-from cattrs.v import transform_error
+from cattrs.v import format_exception, transform_error
 
 from .errors import InputError
 
@@ -31,6 +31,10 @@ class PayloadError(InputError):
     """A payload does not match its class; the message names the field."""
 
 
+class _HookError(ValueError):
+    """A type mismatch found by this module's strict hooks (worded by cattrs)."""
+
+
 def _strict_int(value: Any, _: type) -> int:
     if type(value) is not int:
         raise TypeError(f"expected an integer, got {type(value).__name__}")
@@ -41,7 +45,7 @@ def _strict_float(value: Any, _: type) -> float:
     if type(value) not in (int, float):
         raise TypeError(f"expected a number, got {type(value).__name__}")
     if not math.isfinite(value):
-        raise ValueError("expected a finite number")
+        raise _HookError("expected a finite number")
     return float(value)
 
 
@@ -103,6 +107,15 @@ def _make_converter() -> cattrs.Converter:
 converter = _make_converter()
 
 
+def _format(exc: BaseException, tp: type | None) -> str:
+    """cattrs' wording, plus the message a payload class's own validator gave."""
+    text = format_exception(exc, tp)
+    if (isinstance(exc, ValueError) and not isinstance(exc, _HookError) and exc.args
+            and isinstance(exc.args[0], str) and exc.args[0]):
+        text = f"{text} ({exc.args[0]})"
+    return text
+
+
 def structure(data: Any, cls: type[T], *, path: str = "data") -> T:
     """Structure ``data`` into ``cls`` strictly, or raise :class:`PayloadError`."""
     if not isinstance(data, dict):
@@ -111,7 +124,7 @@ def structure(data: Any, cls: type[T], *, path: str = "data") -> T:
         return converter.structure(data, cls)
     except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
         if isinstance(exc, cattrs.BaseValidationError):
-            messages = transform_error(exc, path=path)
+            messages = transform_error(exc, path=path, format_exception=_format)
             first = messages[0] if messages else str(exc)
             problem, _, where = first.rpartition(" @ ")
             if problem.startswith("unknown error"):

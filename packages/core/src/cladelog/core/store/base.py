@@ -157,6 +157,54 @@ def check_row(row: RawRow, expected_position: int, prev_hash: str) -> tuple[Reco
     return event, hash_
 
 
+_decode_value = json.JSONDecoder().raw_decode
+_DATA_AT = len('{"data":')
+_META_KEY = ',"meta":'
+
+
+def verified_events(rows: Iterable[RawRow], start: Head) -> Iterator[RecordedEvent]:
+    """Turn stored rows into events, checking each against the chain (the replay hot path).
+
+    Equivalent to :func:`check_row` per row, but parses only ``data`` and
+    ``meta`` from the body: the rest of the body is compared byte for byte
+    with its expected canonical form, rebuilt from the row's columns.
+    """
+    position, prev = start.position, start.hash
+    prev_raw = bytes(32) if prev == GENESIS_HASH else bytes.fromhex(prev)
+    sha256 = hashlib.sha256
+    quoted: dict[str, str] = {}
+    dumps = json.dumps
+    for row in rows:
+        pos, stream, stream_version, type_, schema_version, recorded_at, body, hash_, prev_h = row
+        position += 1
+        if pos != position:
+            raise ChainError(position, f"missing: the next stored position is {pos}")
+        body = bytes(body)
+        digest = sha256(prev_raw + body).digest()
+        if digest.hex() != hash_:
+            raise ChainError(pos, "hash does not match the stored event")
+        if prev_h != prev:
+            raise ChainError(pos, "prev_hash does not link to the previous event")
+        try:
+            text = body.decode("utf-8")
+            data, end = _decode_value(text, _DATA_AT)
+            if not text.startswith(_META_KEY, end):
+                raise ValueError("meta")
+            meta, end = _decode_value(text, end + len(_META_KEY))
+        except ValueError:
+            raise ChainError(pos, "stored body is not a valid event document") from None
+        qs = quoted.get(stream) or quoted.setdefault(stream, dumps(stream, ensure_ascii=False))
+        qt = quoted.get(type_) or quoted.setdefault(type_, dumps(type_, ensure_ascii=False))
+        tail = (f',"position":{pos},"prev_hash":"{prev}","recorded_at":"{recorded_at}",'
+                f'"schema_version":{schema_version},"stream":{qs},'
+                f'"stream_version":{stream_version},"type":{qt}}}')
+        if not text.startswith('{"data":') or text[end:] != tail:
+            raise ChainError(pos, "the stored columns disagree with the hashed event")
+        prev, prev_raw = hash_, digest
+        yield RecordedEvent(pos, stream, stream_version, type_, schema_version, data, meta,
+                            recorded_at, prev, hash_, body)
+
+
 def verify_rows(rows: Iterable[RawRow], start: Head | None = None) -> VerifyReport:
     """Walk rows in position order; report the first position that does not verify."""
     head = start or Head(0, GENESIS_HASH)
@@ -258,11 +306,7 @@ class EventStore(abc.ABC):
 
     def read_verified(self, start: Head, stop: int | None = None) -> Iterator[RecordedEvent]:
         """Events after ``start``, each checked against the chain as it is read."""
-        position, prev = start.position, start.hash
-        for row in self.read_rows(position + 1, stop):
-            event, prev = check_row(row, position + 1, prev)
-            position += 1
-            yield event
+        return verified_events(self.read_rows(start.position + 1, stop), start)
 
     @abc.abstractmethod
     def head(self) -> Head:
