@@ -1,0 +1,1152 @@
+"""The reactive concept-graph engine (SPEC §1.1-§1.13), event-sourced through a record sink.
+
+The engine never talks to a store. Every state change is handed to ``sink(type, data)`` as
+plain JSON; :meth:`Engine.replay` folds such a record list back into an engine without calling
+a single provider. Live runs and replays share the functions that change state:
+``_apply_resolved`` (a resolved mutation), ``_apply_seed``, ``_cast_state`` and
+``_uncast_state``; only the live path runs discovery, providers and callbacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+import attrs
+from cladelog.core.canonical import canonical_digest
+
+from .errors import GraphEngineError, ReplayError, TemplateError
+from .expr import compile_expression
+from .jsvalue import UNDEFINED, js_same, to_fact_value, truthy
+from .objects import GraphObject, present
+from .paths import FactView, resolve, satisfies_require
+from .templates import is_push, resolve_template
+from .tree import Concept, ConceptTree, ProviderRef, build_tree, deep_merge_replace, raw_node
+
+__all__ = [
+    "Engine",
+    "EngineConfig",
+    "Provider",
+    "ProviderCall",
+    "RecordSink",
+    "SettleReport",
+]
+
+RecordSink = Callable[[str, dict[str, Any]], None]
+_LINK_KEYS: Final = ("originNode", "targetNode")
+_SAFE: Final = 2**53 - 1
+
+
+@attrs.frozen
+class EngineConfig:
+    """Engine limits.
+
+    ``apply_cap`` is the per-(object, concept) apply cap between settles (SPEC §1.11);
+    ``max_applies_per_settle`` and ``max_created_per_settle`` bound one settle (Q19).
+    """
+
+    apply_cap: int = 1000
+    max_applies_per_settle: int = 2_000_000
+    max_created_per_settle: int = 100_000
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EngineConfig:
+        """Build from ``{"applyCap", "maxAppliesPerSettle", "maxCreatedPerSettle"}``."""
+        fields = {
+            "applyCap": "apply_cap",
+            "maxAppliesPerSettle": "max_applies_per_settle",
+            "maxCreatedPerSettle": "max_created_per_settle",
+        }
+        kwargs: dict[str, int] = {}
+        for key, value in data.items():
+            if key not in fields:
+                continue
+            if type(value) is not int or value < 1:
+                raise GraphEngineError(f"config.{key}: must be a positive integer, got {value!r}")
+            kwargs[fields[key]] = value
+        return cls(**kwargs)
+
+    def to_json(self) -> dict[str, int]:
+        """The JSON form stored in the ``tree_loaded`` record."""
+        return {
+            "applyCap": self.apply_cap,
+            "maxAppliesPerSettle": self.max_applies_per_settle,
+            "maxCreatedPerSettle": self.max_created_per_settle,
+        }
+
+
+@attrs.frozen
+class SettleReport:
+    """What one settle did. ``capped`` names the per-settle cap that stopped it, if any."""
+
+    revision: int
+    passes: int
+    applies: int
+    created: int
+    capped: str | None
+    digest: str
+
+
+@attrs.frozen
+class ProviderCall:
+    """What a provider receives: the engine, the concept schema, the scope object and args.
+
+    ``facts`` is a read-only view of the scope object's facts (do not mutate nested values).
+    ``role`` is ``provider``, ``onCast`` or ``cleaner``.
+    """
+
+    engine: Engine
+    concept: Mapping[str, Any]
+    concept_id: str
+    object_id: str
+    facts: Mapping[str, Any]
+    args: Any
+    apply_id: str
+    role: str
+
+    def get_ref(self, path: str) -> Any:
+        """Resolve a reference path from the scope object (SPEC §1.3)."""
+        return self.engine.get_ref(path, self.object_id)
+
+    def evaluate(self, expression: str) -> Any:
+        """Evaluate an expression (SPEC §1.5) on the scope object."""
+        return self.engine.evaluate(expression, self.object_id)
+
+
+Provider = Callable[[ProviderCall], Any]
+
+
+@attrs.define
+class _Async:
+    object_id: str
+    concept_id: str
+    ref: ProviderRef
+    role: str
+    apply_id: str
+    was_mapped: bool
+    awaitable: Awaitable[Any]
+
+
+class Engine:
+    """A concept graph: objects, facts, a concept tree and the stabilization loop.
+
+    ``tree`` is a raw root container (see :mod:`.tree` for loaders). ``providers`` maps
+    ``"Ns::fn"`` to a callable taking a :class:`ProviderCall` and returning a template, None,
+    or an awaitable of either. ``seed`` is ``{"nodes", "segments", "freeNodes"}``. Nothing runs
+    until :meth:`settle` (or :meth:`asettle`) is called.
+    """
+
+    def __init__(
+        self,
+        tree: Mapping[str, Any],
+        *,
+        providers: Mapping[str, Provider] | None = None,
+        seed: Mapping[str, Any] | None = None,
+        config: EngineConfig | None = None,
+        sink: RecordSink | None = None,
+    ) -> None:
+        if not isinstance(tree, Mapping):
+            raise GraphEngineError("tree: must be a JSON object")
+        self._setup(dict(providers or {}), config or EngineConfig(), sink)
+        raw = _json_copy(dict(tree), "tree")
+        self._tree = build_tree(raw, self._providers)
+        self._emit("tree_loaded", {"tree": self._tree.export(), "config": self._config.to_json()})
+        if seed is not None:
+            data = _normalize_seed(seed)
+            self._emit("seeded", data)
+            mounted = self._apply_seed(data)
+            self._mount(mounted)
+
+    # ------------------------------------------------------------------ construction
+
+    def _setup(self, providers: dict[str, Provider], config: EngineConfig,
+               sink: RecordSink | None) -> None:
+        self._providers = providers
+        self._config = config
+        self._sink = sink
+        self._objects: dict[str, GraphObject] = {}
+        self._index: dict[str, dict[str, None]] = {}
+        self._callbacks: dict[tuple[str, str], dict[tuple[str, str, str], None]] = {}
+        self._followers: dict[tuple[str, str], dict[str, None]] = {}
+        self._unstable: dict[str, None] = {}
+        self._counters: dict[tuple[str, str], int] = {}
+        self._cast_queue: deque[tuple[str, str, bool]] = deque()
+        self._applying: dict[tuple[str, str], str] = {}
+        self._mutations: deque[tuple[Any, str | None, dict[str, Any]]] = deque()
+        self._pending: list[_Async] = []
+        self._deferred: list[Callable[[], None]] = []
+        self._rev = 0
+        self._apply_seq = 0
+        self._in_mutation = False
+        self._in_pass = False
+        self._write_no = 0
+        self._cur_rev = 0
+        self._replaying = False
+        self._effects: dict[tuple[int, int], list[tuple[str, Mapping[str, Any]]]] = {}
+        self._settle_applies = 0
+        self._settle_created = 0
+        self._capped: str | None = None
+        self.provider_calls: dict[str, int] = {}
+        self.warnings: list[str] = []
+        self.last_settle: SettleReport | None = None
+
+    def _emit(self, kind: str, data: dict[str, Any]) -> None:
+        if self._sink is not None and not self._replaying:
+            self._sink(kind, data)
+
+    def _lookup(self, oid: str) -> FactView | None:
+        obj = self._objects.get(oid)
+        return None if obj is None else obj.facts
+
+    def _kind_of(self, oid: str) -> str | None:
+        obj = self._objects.get(oid)
+        return None if obj is None else obj.kind
+
+    def _at(self) -> list[int] | None:
+        return [self._cur_rev, self._write_no] if self._in_mutation else None
+
+    # ------------------------------------------------------------------ seed and mount
+
+    def _apply_seed(self, data: Mapping[str, Any]) -> list[GraphObject]:
+        mounted: list[GraphObject] = []
+        for group, kind in (("freeNodes", "free"), ("nodes", "node"), ("segments", "segment")):
+            for facts in data[group]:
+                oid = facts["_id"]
+                obj = self._objects.get(oid)
+                if obj is None:
+                    obj = self._create(oid, kind)
+                if kind == "node":
+                    self._write(obj, "Node", True)
+                elif kind == "segment":
+                    self._write(obj, "Segment", True)
+                for key, value in facts.items():
+                    if key != "_id":
+                        self._write(obj, key, value)  # Q9: every seed fact uses the write path
+                mounted.append(obj)
+        return mounted
+
+    def _mount(self, objects: Iterable[GraphObject]) -> None:
+        roots = list(self._tree.roots)
+        for obj in objects:
+            if not obj.open and not obj.mapped:
+                obj.open = list(roots)
+            self._unstable[obj.id] = None
+            self._discover(obj)
+
+    def _create(self, oid: str, kind: str) -> GraphObject:
+        obj = GraphObject(oid, kind)
+        self._objects[oid] = obj
+        self._index.setdefault("_id", {})[oid] = None
+        if not self._replaying:
+            self._settle_created += 1
+            obj.open = list(self._tree.roots)
+        return obj
+
+    # ------------------------------------------------------------------ the write path
+
+    def _write(self, obj: GraphObject, key: str, value: Any) -> None:
+        """``set(key, value)`` of SPEC §1.1, with identical writes as no-ops (§0-16)."""
+        self._write_no += 1
+        facts = obj.facts
+        old = facts.get(key, UNDEFINED)
+        if is_push(value):
+            new = (list(old) if type(old) is list else []) + [value["__push"]]
+        else:
+            new = value
+        if old is not UNDEFINED and js_same(old, new):
+            self._after_write(obj, key, new, changed=False)
+            return
+        facts[key] = new
+        if old is UNDEFINED:
+            self._index.setdefault(key, {})[obj.id] = None
+        if obj.kind == "segment" and key in _LINK_KEYS:
+            self._relink(obj, key, old, new)
+        if self._replaying:
+            self._after_write(obj, key, new, changed=True)
+            return
+        if new is None and old is not None and key in obj.mapped:
+            concept = self._tree.concepts.get(obj.mapped[key])
+            if concept is not None:
+                self._uncast_concept(obj, concept, permanent=False)
+            else:
+                del obj.mapped[key]
+        self._after_write(obj, key, new, changed=True)
+        callbacks = self._callbacks.get((obj.id, key))
+        if callbacks:
+            for watcher, cid, kind in list(callbacks):
+                self._fire(watcher, cid, kind)
+        followers = self._followers.get((obj.id, key))
+        if followers:
+            for fid in followers:
+                self._unstable[fid] = None
+
+    def _after_write(self, obj: GraphObject, key: str, new: Any, changed: bool) -> None:
+        if self._replaying:
+            effects = self._effects.pop((self._cur_rev, self._write_no), None)
+            if effects:
+                for kind, data in effects:
+                    self._replay_effect(kind, data)
+            return
+        cid = self._applying.get((obj.id, key))
+        if cid is not None and key not in obj.mapped and present(new):
+            concept = self._tree.concepts.get(cid)
+            if concept is not None:
+                self._mark_cast(obj, concept)  # Q8: cast when the flag is written
+
+    def _relink(self, seg: GraphObject, key: str, old: Any, new: Any) -> None:
+        attr = "outgoing" if key == "originNode" else "incoming"
+        if type(old) is str and old in self._objects:
+            links: list[str] = getattr(self._objects[old], attr)
+            if seg.id in links:
+                links.remove(seg.id)
+        if new is None:
+            return
+        node = self._objects.get(new) if type(new) is str else None
+        if node is None or node.kind != "node":
+            self.warnings.append(f"segment {seg.id}.{key}: node {new!r} does not exist; no link")
+            return
+        links = getattr(node, attr)
+        if seg.id not in links:
+            links.append(seg.id)
+
+    def _silent_delete(self, obj: GraphObject, key: str) -> None:
+        if key in obj.facts:
+            del obj.facts[key]
+            index = self._index.get(key)
+            if index is not None:
+                index.pop(obj.id, None)
+
+    # ------------------------------------------------------------------ mutations
+
+    def _push_mutation(self, template: Any, target: str | None, cause: dict[str, Any]) -> None:
+        self._mutations.append((template, target, cause))
+        if self._in_mutation:
+            return  # serialized: applied right after the current one
+        while self._mutations:
+            tpl, tgt, cse = self._mutations.popleft()
+            try:
+                self._resolve_and_apply(tpl, tgt, cse)
+            except TemplateError as exc:
+                if cse.get("kind") == "host":
+                    self._mutations.clear()
+                    raise
+                self._template_failed(cse, exc)
+
+    def _resolve_and_apply(self, template: Any, target: str | None,
+                           cause: dict[str, Any]) -> None:
+        rev = self._rev + 1
+        if type(template) is dict and "$$_id" in template and len(template) <= 3:
+            items = _fast_items(template, self._kind_of)
+        else:
+            items = None
+        if items is None:
+            items = resolve_template(template, target, rev, self._lookup, self._kind_of)
+        record = {"rev": rev, "target": target, "items": items, "cause": cause}
+        self._rev = rev
+        self._emit("mutation_applied", record)
+        self._apply_resolved(record)
+
+    def _apply_resolved(self, record: Mapping[str, Any]) -> None:
+        """Apply one resolved mutation (live and replay share this function)."""
+        rev = record["rev"]
+        self._rev = max(self._rev, rev)
+        self._in_mutation = True
+        self._cur_rev = rev
+        self._write_no = 0
+        created_segments: list[GraphObject] = []
+        touched: list[str] = []
+        try:
+            for item in record["items"]:
+                oid = item["id"]
+                create = item["create"]
+                obj = self._objects.get(oid)
+                if obj is None:
+                    obj = self._create(oid, create or "free")
+                    if create == "segment":
+                        created_segments.append(obj)
+                obj.facts["_rev"] = rev
+                for key, value in item["set"]:
+                    self._write(obj, key, value)
+                touched.append(oid)
+            if not self._replaying:
+                for seg in created_segments:
+                    self._discover(seg)
+        finally:
+            self._in_mutation = False
+        if not self._replaying:
+            for oid in touched:
+                self._unstable[oid] = None
+            if self._settle_created > self._config.max_created_per_settle:
+                self._capped = "max_created_per_settle"
+
+    def _template_failed(self, cause: dict[str, Any], exc: Exception) -> None:
+        oid = cause.get("object")
+        cid = cause.get("concept")
+        concept = self._tree.concepts.get(cid) if type(cid) is str else None
+        if type(oid) is str and concept is not None:
+            self._provider_failed(oid, concept, str(cause.get("provider", "")),
+                                  str(cause.get("role", "provider")),
+                                  str(cause.get("apply", "")), exc)
+
+    # ------------------------------------------------------------------ discovery
+
+    def _applicable(self, obj: GraphObject, c: Concept) -> bool:
+        if not c.auto_cast:
+            return False
+        facts = obj.facts
+        div = facts.get("divergent")
+        if type(div) is list and div:
+            label = c.name or c.id
+            for rec in div:
+                if type(rec) is dict and rec.get("concept") == label:
+                    return False
+        for path in c.require:
+            if path.simple:
+                value = facts.get(path.text, UNDEFINED)
+            else:
+                reads: list[tuple[str, str]] = []
+                value = resolve(path, obj.id, self._lookup, reads)
+                for rid, rkey in reads:
+                    if rid != obj.id:
+                        self._followers.setdefault((rid, rkey), {})[obj.id] = None
+            if not satisfies_require(value):
+                return False
+        gate = c.gate
+        if gate.empty:
+            return True
+        oid = obj.id
+        lookup = self._lookup
+        return gate.test(lambda p: resolve(p, oid, lookup))
+
+    def _discover(self, obj: GraphObject) -> list[Concept]:
+        concepts = self._tree.concepts
+        facts = obj.facts
+        stack = list(obj.open)
+        new_open: list[str] = []
+        while stack:
+            cid = stack.pop()
+            c = concepts.get(cid)
+            if c is None:
+                continue
+            if c.watches and cid not in obj.watches:
+                self._install_watches(obj, c)
+            if c.name is not None and present(facts.get(c.name, UNDEFINED)):
+                if obj.mapped.get(c.name) != cid:
+                    self._mark_cast(obj, c)
+                if c.auto_recast:
+                    self._cast_queue.append((obj.id, cid, True))
+                if not c.children:
+                    continue
+                if c.auto_cast and not self._applicable(obj, c):
+                    continue
+                children = c.children
+                if c.enum:
+                    flag = facts.get(c.name)
+                    listed = set(flag) if type(flag) is list else set()
+                    children = tuple(ch for ch in children if ch in listed)
+                stack.extend(children)
+            else:
+                new_open.append(cid)
+        obj.open = new_open
+        return [concepts[cid] for cid in new_open if self._applicable(obj, concepts[cid])]
+
+    def _install_watches(self, obj: GraphObject, c: Concept) -> None:
+        keys: list[tuple[str, str, str]] = []
+        for kind, paths in (("ensure", c.ensure), ("follow", tuple(p.text for p in c.follow))):
+            for path in paths:
+                reads: list[tuple[str, str]] = []
+                resolve(path, obj.id, self._lookup, reads)
+                if not reads and ":" not in path and "." not in path and "$" not in path:
+                    reads.append((obj.id, path))
+                for rid, rkey in reads:
+                    entry = (rid, rkey, kind)
+                    if entry in keys:
+                        continue
+                    keys.append(entry)
+                    self._callbacks.setdefault((rid, rkey), {})[(obj.id, c.id, kind)] = None
+        obj.watches[c.id] = keys
+
+    def _remove_watches(self, obj: GraphObject, cid: str) -> None:
+        keys = obj.watches.pop(cid, None)
+        if not keys:
+            return
+        for rid, rkey, kind in keys:
+            cbs = self._callbacks.get((rid, rkey))
+            if cbs is not None:
+                cbs.pop((obj.id, cid, kind), None)
+
+    def _fire(self, watcher: str, cid: str, kind: str) -> None:
+        obj = self._objects.get(watcher)
+        c = self._tree.concepts.get(cid)
+        if obj is None or c is None:
+            return
+        mapped = c.name is not None and obj.mapped.get(c.name) == cid
+        applicable = self._applicable(obj, c)
+        if kind == "follow":
+            if applicable:
+                self._cast_queue.append((watcher, cid, True))
+                self._unstable[watcher] = None
+        elif applicable and not mapped:
+            # re-checked when drained: a discovery apply may have cast it meanwhile
+            self._cast_queue.append((watcher, cid, False))
+            self._unstable[watcher] = None
+        elif not applicable and mapped:
+            self._uncast_concept(obj, c, permanent=False)
+
+    # ------------------------------------------------------------------ cast state
+
+    def _mark_cast(self, obj: GraphObject, c: Concept) -> None:
+        self._cast_state(obj, c.name or c.id, c.id)
+        self._emit("cast", {"object": obj.id, "concept": c.id, "at": self._at()})
+
+    def _cast_state(self, obj: GraphObject, name: str, cid: str) -> None:
+        obj.mapped[name] = cid
+
+    def _uncast_state(self, obj: GraphObject, c: Concept, permanent: bool) -> bool:
+        self._remove_watches(obj, c.id)
+        name = c.name
+        was = name is not None and name in obj.mapped
+        if was:
+            assert name is not None
+            self._silent_delete(obj, name)
+            drop = set(self._tree.subtree(c.id))  # Q7: only the concept and its subtree
+            obj.open = [x for x in obj.open if x not in drop]
+            if not permanent:
+                obj.open.append(c.id)
+            del obj.mapped[name]
+        elif permanent:
+            drop = set(self._tree.subtree(c.id))
+            obj.open = [x for x in obj.open if x not in drop]
+        return was
+
+    def _uncast_concept(self, obj: GraphObject, c: Concept, permanent: bool) -> None:
+        was = self._uncast_state(obj, c, permanent)
+        self._emit("uncast", {"object": obj.id, "concept": c.id, "permanent": permanent,
+                              "at": self._at()})
+        for child_id in c.children:
+            child = self._tree.concepts.get(child_id)
+            if child is not None:
+                self._uncast_concept(obj, child, permanent=True)
+        if was and c.cleaner is not None:
+            self._call_provider(obj, c, c.cleaner, "cleaner", self._next_apply_id(), False)
+
+    def _replay_effect(self, kind: str, data: Mapping[str, Any]) -> None:
+        obj = self._objects.get(data["object"])
+        c = self._tree.concepts.get(data["concept"])
+        if obj is None or c is None:
+            raise ReplayError(f"{kind}: unknown object or concept in {data!r}")
+        if kind == "cast":
+            self._cast_state(obj, c.name or c.id, c.id)
+        else:
+            self._uncast_state(obj, c, bool(data.get("permanent")))
+
+    # ------------------------------------------------------------------ applying concepts
+
+    def _next_apply_id(self) -> str:
+        self._apply_seq += 1
+        return f"a{self._apply_seq}"
+
+    def _apply(self, obj: GraphObject, c: Concept) -> None:
+        label = c.name or c.id
+        key = (obj.id, label)
+        count = self._counters.get(key, 0) + 1
+        self._counters[key] = count
+        cap = self._config.apply_cap
+        if count > cap:
+            div = obj.facts.get("divergent")
+            if not (type(div) is list and any(
+                type(d) is dict and d.get("concept") == label for d in div
+            )):
+                record = {"concept": label, "applies": count, "cap": cap, "reason": "apply-cap"}
+                self._push_mutation({"$$_id": obj.id, "divergent": {"__push": record}}, obj.id,
+                                    {"kind": "cap", "object": obj.id, "concept": c.id})
+            return
+        if self._settle_applies >= self._config.max_applies_per_settle:
+            self._capped = "max_applies_per_settle"
+            return
+        self._settle_applies += 1
+        apply_id = self._next_apply_id()
+        was_mapped = c.name is not None and obj.mapped.get(c.name) == c.id
+        if c.name is not None:
+            self._applying[(obj.id, c.name)] = c.id
+        if c.provider is not None:
+            self._call_provider(obj, c, c.provider, "provider", apply_id, was_mapped)
+            return
+        if c.name is not None:
+            if c.enum:
+                value: Any = list(c.children)
+            else:
+                dv = c.default_value
+                value = dv if dv is not UNDEFINED and truthy(dv) else True  # Q5
+            self._push_mutation(
+                {"$$_id": obj.id, c.name: _json_copy(value, "defaultValue")}, obj.id,
+                {"kind": "default", "object": obj.id, "concept": c.id, "apply": apply_id},
+            )
+        self._finish_apply(obj.id, c, apply_id, was_mapped)
+
+    def _call_provider(self, obj: GraphObject, c: Concept, ref: ProviderRef, role: str,
+                       apply_id: str, was_mapped: bool) -> None:
+        fn = self._providers.get(ref.name)
+        if fn is None:
+            self._provider_failed(obj.id, c, ref.name, role, apply_id,
+                                  LookupError(f"provider {ref.name!r} is not registered"))
+            if role == "provider":
+                self._applying.pop((obj.id, c.name or ""), None)
+            return
+        self.provider_calls[ref.name] = self.provider_calls.get(ref.name, 0) + 1
+        call = ProviderCall(self, MappingProxyType(dict(c.schema)), c.id, obj.id,
+                            MappingProxyType(obj.facts), ref.args_value(), apply_id, role)
+        try:
+            result = fn(call)
+        except Exception as exc:
+            self._provider_failed(obj.id, c, ref.name, role, apply_id, exc)
+            if role == "provider":
+                self._applying.pop((obj.id, c.name or ""), None)
+            return
+        if inspect.isawaitable(result):
+            self._pending.append(_Async(obj.id, c.id, ref, role, apply_id, was_mapped, result))
+            return
+        self._provider_done(obj.id, c, ref, role, apply_id, was_mapped, result)
+
+    def _provider_done(self, oid: str, c: Concept, ref: ProviderRef, role: str, apply_id: str,
+                       was_mapped: bool, result: Any) -> None:
+        if isinstance(result, BaseException):
+            self._provider_failed(oid, c, ref.name, role, apply_id, result)
+            if role == "provider":
+                self._applying.pop((oid, c.name or ""), None)
+            return
+        if result is not None and result is not False:
+            if type(result) not in (dict, list):
+                self._provider_failed(oid, c, ref.name, role, apply_id, TypeError(
+                    f"returned {type(result).__name__}, not a template"))
+                if role == "provider":
+                    self._applying.pop((oid, c.name or ""), None)
+                return
+            self._push_mutation(result, oid, {"kind": role, "object": oid, "concept": c.id,
+                                              "apply": apply_id, "provider": ref.name})
+        if role == "provider":
+            self._finish_apply(oid, c, apply_id, was_mapped)
+
+    def _finish_apply(self, oid: str, c: Concept, apply_id: str, was_mapped: bool) -> None:
+        if c.name is not None:
+            self._applying.pop((oid, c.name), None)
+        obj = self._objects.get(oid)
+        if obj is None:
+            return
+        if c.apply_mutations is not None:
+            self._push_mutation(_json_copy(c.apply_mutations, "applyMutations"), oid,
+                                {"kind": "applyMutations", "object": oid, "concept": c.id,
+                                 "apply": apply_id})
+        now_mapped = c.name is not None and obj.mapped.get(c.name) == c.id
+        if not was_mapped and now_mapped and c.on_cast is not None:
+            self._call_provider(obj, c, c.on_cast, "onCast", apply_id, True)
+
+    def _provider_failed(self, oid: str, c: Concept, provider: str, role: str, apply_id: str,
+                         exc: BaseException) -> None:
+        message = f"{type(exc).__name__}: {exc}"
+        if len(message) > 500:
+            message = message[:497] + "..."
+        self._emit("provider_error", {"object": oid, "concept": c.id, "provider": provider,
+                                      "role": role, "apply": apply_id, "message": message})
+        record = {"concept": c.name or c.id, "reason": "provider-error", "role": role,
+                  "provider": provider, "message": message}
+        if oid in self._objects:
+            self._push_mutation({"$$_id": oid, "divergent": {"__push": record}}, oid,
+                                {"kind": "error", "object": oid, "concept": c.id,
+                                 "apply": apply_id})
+
+    def _complete_async(self, entry: _Async, result: Any) -> None:
+        c = self._tree.concepts.get(entry.concept_id)
+        if c is None:
+            return
+        self._provider_done(entry.object_id, c, entry.ref, entry.role, entry.apply_id,
+                            entry.was_mapped, result)
+
+    # ------------------------------------------------------------------ stabilization
+
+    def _run(self) -> Iterator[list[_Async]]:
+        passes = 0
+        self._settle_applies = 0
+        self._settle_created = 0
+        self._capped = None
+        while self._capped is None:
+            if not self._unstable and not self._cast_queue:
+                if self._deferred:
+                    ops, self._deferred = self._deferred, []
+                    for op in ops:
+                        op()
+                    continue
+                break
+            passes += 1
+            tasks: list[tuple[GraphObject, Concept]] = []
+            for oid in list(self._unstable):
+                obj = self._objects.get(oid)
+                if obj is None:
+                    self._unstable.pop(oid, None)
+                    continue
+                found = self._discover(obj)
+                if not found:
+                    self._unstable.pop(oid, None)
+                else:
+                    tasks.extend((obj, c) for c in found)
+            self._in_pass = True
+            try:
+                for obj, c in tasks:
+                    if self._capped is not None:
+                        break
+                    self._apply(obj, c)
+                while self._capped is None:
+                    while self._cast_queue and self._capped is None:
+                        oid, cid, force = self._cast_queue.popleft()
+                        target = self._objects.get(oid)
+                        concept = self._tree.concepts.get(cid)
+                        if target is None or concept is None:
+                            continue
+                        if not force and concept.name is not None and (
+                            target.mapped.get(concept.name) == cid
+                        ):
+                            continue
+                        self._apply(target, concept)
+                    if self._pending:
+                        batch, self._pending = self._pending, []
+                        yield batch
+                        continue
+                    break
+            finally:
+                self._in_pass = False
+        self._counters.clear()
+        report = SettleReport(self._rev, passes, self._settle_applies, self._settle_created,
+                              self._capped, self.digest())
+        self.last_settle = report
+        self._emit("settled", {
+            "revision": report.revision, "passes": passes, "applies": report.applies,
+            "created": report.created, "capped": report.capped, "digest": report.digest,
+            "castDigest": self.cast_digest(),
+        })
+
+    async def _drain(self, batch: list[_Async]) -> None:
+        tasks = [asyncio.ensure_future(entry.awaitable) for entry in batch]
+        order = {id(task): i for i, task in enumerate(tasks)}
+        waiting: set[asyncio.Future[Any]] = set(tasks)
+        while waiting:
+            done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            for task in sorted(done, key=lambda t: order[id(t)]):
+                exc = task.exception()
+                self._complete_async(batch[order[id(task)]], exc if exc is not None
+                                     else task.result())
+
+    def settle(self) -> SettleReport:
+        """Run passes until nothing is unstable (SPEC §1.11); async providers use asyncio.
+
+        Call :meth:`asettle` instead from inside a running event loop.
+        """
+        for batch in self._run():
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                asyncio.run(self._drain(batch))
+            else:
+                for entry in batch:
+                    if inspect.iscoroutine(entry.awaitable):
+                        entry.awaitable.close()
+                raise GraphEngineError("settle: called inside a running event loop; use asettle")
+        assert self.last_settle is not None
+        return self.last_settle
+
+    async def asettle(self) -> SettleReport:
+        """Like :meth:`settle`, awaiting async providers on the running loop."""
+        for batch in self._run():
+            await self._drain(batch)
+        assert self.last_settle is not None
+        return self.last_settle
+
+    # ------------------------------------------------------------------ host API: facts
+
+    def mutate(self, template: Any, target: str | None = None) -> None:
+        """Apply a host mutation (SPEC §1.10); raises :class:`TemplateError` on a bad template."""
+        if target is not None and target not in self._objects:
+            raise GraphEngineError(f"mutate.target: unknown object {target!r}")
+        self._push_mutation(template, target, {"kind": "host"})
+
+    def ingest(self, updates: Mapping[str, Any] | list[Any]) -> None:
+        """A CDC batch: ``{id: fields}`` or ``[{"id", "fields"}]``, applied as one mutation."""
+        items: list[dict[str, Any]] = []
+        pairs: Iterable[tuple[Any, Any]]
+        if isinstance(updates, Mapping):
+            pairs = updates.items()
+        elif type(updates) is list:
+            pairs = []
+            for i, entry in enumerate(updates):
+                if type(entry) is not dict or "id" not in entry:
+                    raise GraphEngineError(f"ingest[{i}]: must be an object with 'id' and 'fields'")
+                pairs.append((entry["id"], entry.get("fields", {})))
+        else:
+            raise GraphEngineError("ingest: must be an object or a list")
+        for oid, fields in pairs:
+            if type(oid) is not str or type(fields) is not dict:
+                raise GraphEngineError(f"ingest.{oid}: fields must be an object")
+            items.append({"$$_id": oid, **fields})
+        if items:
+            self._push_mutation(items, None, {"kind": "host"})
+
+    def cast(self, object_id: str, concept: str) -> None:
+        """Force-apply a concept on an object without testing applicability (castConcept)."""
+        obj, c = self._obj_concept(object_id, concept, "cast")
+        if truthy(obj.facts.get("_autokill")):
+            return
+        self._cast_queue.append((obj.id, c.id, True))
+        self._unstable[obj.id] = None
+
+    def uncast(self, object_id: str, concept: str) -> None:
+        """Write ``{flag: null}`` (unCastConcept); the concept may re-cast at once."""
+        obj, c = self._obj_concept(object_id, concept, "uncast")
+        if truthy(obj.facts.get("_autokill")) or c.name is None:
+            return
+        self._push_mutation({"$$_id": obj.id, c.name: None}, obj.id, {"kind": "host"})
+
+    def _obj_concept(self, object_id: str, concept: str, op: str) -> tuple[GraphObject, Concept]:
+        obj = self._objects.get(object_id) if type(object_id) is str else None
+        if obj is None:
+            raise GraphEngineError(f"{op}.target: unknown object {object_id!r}")
+        c = self._tree.get(concept) if type(concept) is str else None
+        if c is None:
+            raise GraphEngineError(f"{op}.concept: unknown concept {concept!r}")
+        return obj, c
+
+    def get(self, object_id: str) -> dict[str, Any] | None:
+        """A deep copy of an object's facts, or None."""
+        obj = self._objects.get(object_id)
+        return None if obj is None else _json_copy(obj.facts, object_id)
+
+    def get_ref(self, path: str, scope: str | None = None) -> Any:
+        """Resolve a reference path (SPEC §1.3) from object ``scope``."""
+        if type(path) is not str:
+            raise GraphEngineError("get_ref.path: must be a string")
+        return resolve(path, scope, self._lookup)
+
+    def evaluate(self, expression: str | list[str], scope: str | None = None) -> Any:
+        """Evaluate an expression on object ``scope``."""
+        expr = compile_expression(expression, "evaluate")
+        lookup = self._lookup
+        return expr.evaluate(lambda p: resolve(p, scope, lookup))
+
+    def query(self, expression: str | list[str]) -> list[str]:
+        """Ids of the objects for which ``expression`` is truthy (empty: all)."""
+        expr = compile_expression(expression, "query")
+        lookup = self._lookup
+        out: list[str] = []
+        for oid in self._objects:
+            if expr.test(lambda p, o=oid: resolve(p, o, lookup)):  # type: ignore[misc]
+                out.append(oid)
+        return out
+
+    def select(self, with_: Iterable[str] = (), without: Iterable[str] = ()) -> list[str]:
+        """Ids indexed under every key of ``with_`` and none of ``without`` (selectMaps)."""
+        keys = list(with_)
+        ids: Iterable[str] = self._objects if not keys else self._index.get(keys[0], {})
+        out: list[str] = []
+        excluded = [self._index.get(k, {}) for k in without]
+        required = [self._index.get(k, {}) for k in keys[1:]]
+        for oid in ids:
+            if all(oid in r for r in required) and not any(oid in e for e in excluded):
+                out.append(oid)
+        return out
+
+    def object_ids(self) -> list[str]:
+        """Every object id, in creation order."""
+        return list(self._objects)
+
+    def facts(self) -> dict[str, dict[str, Any]]:
+        """A deep copy of every object's facts."""
+        return {oid: _json_copy(obj.facts, oid) for oid, obj in self._objects.items()}
+
+    def node_links(self) -> dict[str, dict[str, list[str]]]:
+        """``{node id: {"in": [...], "out": [...]}}`` adjacency of every node."""
+        return {oid: {"in": list(o.incoming), "out": list(o.outgoing)}
+                for oid, o in self._objects.items() if o.kind == "node"}
+
+    def cast_state(self) -> dict[str, list[str]]:
+        """``{object id: sorted cast concept ids}`` for objects with at least one cast."""
+        return {oid: sorted(o.mapped.values()) for oid, o in self._objects.items() if o.mapped}
+
+    def digest(self) -> str:
+        """Hex SHA-256 of the canonical JSON of all facts (Q12: whole values)."""
+        return canonical_digest({oid: o.facts for oid, o in self._objects.items()})
+
+    def cast_digest(self) -> str:
+        """Hex SHA-256 of the canonical JSON of :meth:`cast_state`."""
+        return canonical_digest(self.cast_state())
+
+    @property
+    def revision(self) -> int:
+        """The revision of the last applied mutation."""
+        return self._rev
+
+    @property
+    def tree(self) -> ConceptTree:
+        """The live compiled concept tree."""
+        return self._tree
+
+    def export_tree(self) -> dict[str, Any]:
+        """The live raw tree, reflecting adds, patches and deletes."""
+        return self._tree.export()
+
+    def open_concepts(self, object_id: str) -> list[str]:
+        """The open concept ids of an object (for inspection and tests)."""
+        obj = self._objects.get(object_id)
+        return [] if obj is None else list(obj.open)
+
+    # ------------------------------------------------------------------ host API: concepts
+
+    def _run_or_defer(self, op: Callable[[], None]) -> None:
+        if self._in_pass:
+            self._deferred.append(op)
+        else:
+            op()
+
+    def add_concept(self, parent: str | None, schema: Mapping[str, Any]) -> None:
+        """Attach a concept under ``parent`` (id or name; None for root) and open it."""
+        if not isinstance(schema, Mapping):
+            raise GraphEngineError("add_concept.schema: must be an object")
+        data = _json_copy(dict(schema), "add_concept.schema")
+        cid = data.get("_id")
+        if type(cid) is not str or cid == "":
+            raise GraphEngineError("add_concept.schema._id: required non-empty string")
+        if cid in self._tree.concepts:
+            raise GraphEngineError(f"add_concept.schema._id: concept {cid!r} already exists")
+        data.setdefault("_name", cid)
+        parent_id: str | None = None
+        if parent is not None:
+            pc = self._tree.get(parent)
+            if pc is None:
+                raise GraphEngineError(f"add_concept.parent: unknown concept {parent!r}")
+            parent_id = pc.id
+        raw = self._tree.export()
+        node = raw_node(raw, self._tree, parent_id)
+        node.setdefault("childConcepts", {})[cid] = data
+        new_tree = build_tree(raw, self._providers if not self._replaying else None)
+        self._run_or_defer(lambda: self._do_add(parent_id, data, new_tree))
+
+    def _do_add(self, parent_id: str | None, data: dict[str, Any], tree: ConceptTree) -> None:
+        self._tree = tree
+        self._emit("concept_added", {"parent": parent_id, "schema": data})
+        if self._replaying:
+            return
+        cid = data["_id"]
+        pname = tree.concepts[parent_id].name if parent_id is not None else None
+        for obj in self._objects.values():
+            if parent_id is None or (pname is not None and obj.mapped.get(pname) == parent_id):
+                obj.open.append(cid)
+                self._unstable[obj.id] = None
+
+    def patch_concept(self, concept: str, updates: Mapping[str, Any]) -> None:
+        """Deep-merge ``updates`` (arrays replaced) into a concept and re-evaluate objects."""
+        c = self._tree.get(concept) if type(concept) is str else None
+        if c is None:
+            raise GraphEngineError(f"patch_concept.concept: unknown concept {concept!r}")
+        if not isinstance(updates, Mapping):
+            raise GraphEngineError("patch_concept.updates: must be an object")
+        data = _json_copy(dict(updates), "patch_concept.updates")
+        for bad in ("_id", "childConcepts"):
+            if bad in data:
+                raise GraphEngineError(f"patch_concept.updates.{bad}: cannot be patched")
+        raw = self._tree.export()
+        node = raw_node(raw, self._tree, c.id)
+        merged = deep_merge_replace(node, data)
+        node.clear()
+        node.update(merged)
+        new_tree = build_tree(raw, self._providers if not self._replaying else None)
+        self._run_or_defer(lambda: self._do_patch(c.id, data, new_tree))
+
+    def _do_patch(self, cid: str, data: dict[str, Any], tree: ConceptTree) -> None:
+        self._tree = tree
+        self._emit("concept_patched", {"concept": cid, "updates": data})
+        if self._replaying:
+            return
+        c = tree.concepts[cid]
+        keys = [c.name] if c.name is not None else []
+        everyone = not c.require
+        for path in c.require:
+            if not path.simple:
+                everyone = True
+            keys.append(path.text)
+        if everyone:
+            targets = list(self._objects.values())
+        else:
+            seen: dict[str, None] = {}
+            for key in keys:
+                for oid in self._index.get(key, {}):
+                    seen[oid] = None
+            targets = [self._objects[oid] for oid in self._objects if oid in seen]
+        parent = tree.concepts[c.parent] if c.parent is not None else None
+        for obj in targets:
+            if cid in obj.watches:
+                self._remove_watches(obj, cid)
+                if c.watches:
+                    self._install_watches(obj, c)
+            if parent is not None and (parent.name is None
+                                       or obj.mapped.get(parent.name) != parent.id):
+                continue
+            mapped = c.name is not None and obj.mapped.get(c.name) == cid
+            applicable = self._applicable(obj, c)
+            if applicable and not mapped:
+                self._cast_queue.append((obj.id, cid, False))
+                self._unstable[obj.id] = None
+            elif mapped and not applicable:
+                self._uncast_concept(obj, c, permanent=False)
+                self._unstable[obj.id] = None
+
+    def delete_concept(self, concept: str) -> None:
+        """Uncast a concept permanently everywhere (cascading) and remove its subtree."""
+        c = self._tree.get(concept) if type(concept) is str else None
+        if c is None:
+            raise GraphEngineError(f"delete_concept.concept: unknown concept {concept!r}")
+        self._run_or_defer(lambda: self._do_delete(c.id))
+
+    def _do_delete(self, cid: str) -> None:
+        c = self._tree.concepts.get(cid)
+        if c is None:
+            return
+        if not self._replaying:
+            for obj in list(self._objects.values()):
+                self._uncast_concept(obj, c, permanent=True)
+        raw = self._tree.export()
+        parent = raw_node(raw, self._tree, c.parent)
+        del parent["childConcepts"][cid]
+        self._tree = build_tree(raw, None)
+        self._emit("concept_deleted", {"concept": cid})
+
+    # ------------------------------------------------------------------ replay
+
+    @classmethod
+    def replay(
+        cls,
+        records: Iterable[tuple[str, Mapping[str, Any]]],
+        *,
+        providers: Mapping[str, Provider] | None = None,
+        sink: RecordSink | None = None,
+        verify: bool = True,
+    ) -> Engine:
+        """Rebuild an engine from its records without calling any provider.
+
+        Facts, concept tree and cast state are restored; each ``settled`` digest is checked
+        when ``verify`` (a mismatch raises :class:`ReplayError`). ``providers`` and ``sink``
+        are attached for live use after the replay.
+        """
+        stream: list[tuple[str, Mapping[str, Any]]] = [(str(k), d) for k, d in records]
+        eng = cls.__new__(cls)
+        eng._setup(dict(providers or {}), EngineConfig(), None)
+        eng._replaying = True
+        main: list[tuple[int, str, Mapping[str, Any]]] = []
+        for pos, (kind, data) in enumerate(stream):
+            if not isinstance(data, Mapping):
+                raise ReplayError(f"records[{pos}]: data must be an object")
+            if kind in ("cast", "uncast") and data.get("at") is not None:
+                at = data["at"]
+                if type(at) is not list or len(at) != 2:
+                    raise ReplayError(f"records[{pos}].at: must be [rev, write]")
+                eng._effects.setdefault((int(at[0]), int(at[1])), []).append((kind, data))
+            else:
+                main.append((pos, kind, data))
+        try:
+            for pos, kind, data in main:
+                eng._replay_one(pos, kind, data, verify)
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:
+            raise ReplayError(f"records: malformed record ({type(exc).__name__}: {exc})") from None
+        if eng._effects:
+            raise ReplayError(f"records: {len(eng._effects)} effects point at no mutation write")
+        eng._replaying = False
+        roots = list(eng._tree.roots)
+        for obj in eng._objects.values():
+            obj.open = list(roots)
+            eng._discover(obj)
+        eng._unstable.clear()
+        eng._cast_queue.clear()
+        eng._sink = sink
+        return eng
+
+    def _replay_one(self, pos: int, kind: str, data: Mapping[str, Any], verify: bool) -> None:
+        if kind == "tree_loaded":
+            if self._objects or self._rev:  # a new session (scenario reload): start over
+                self._setup(self._providers, self._config, None)
+                self._replaying = True
+            self._config = EngineConfig.from_json(data.get("config", {}))
+            self._tree = build_tree(_json_copy(data["tree"], "tree"), None)
+        elif kind == "seeded":
+            self._apply_seed(data)
+        elif kind == "mutation_applied":
+            self._apply_resolved(data)
+        elif kind in ("cast", "uncast"):
+            self._replay_effect(kind, data)
+        elif kind == "concept_added":
+            self.add_concept(data["parent"], data["schema"])
+        elif kind == "concept_patched":
+            self.patch_concept(data["concept"], data["updates"])
+        elif kind == "concept_deleted":
+            self._do_delete(data["concept"])
+        elif kind == "settled":
+            if verify and data.get("digest") != self.digest():
+                raise ReplayError(f"records[{pos}]: facts digest differs from the recording")
+            if verify and "castDigest" in data and data["castDigest"] != self.cast_digest():
+                raise ReplayError(f"records[{pos}]: cast digest differs from the recording")
+        elif kind == "provider_error":
+            pass
+        else:
+            raise ReplayError(f"records[{pos}]: unknown record type {kind!r}")
+
+
+def _fast_items(template: dict[str, Any], kind_of: Callable[[str], str | None]
+                ) -> list[dict[str, Any]] | None:
+    """Resolve ``{"$$_id": id, key: value}`` on an existing object without the full resolver."""
+    oid = template["$$_id"]
+    if type(oid) is not str or kind_of(oid) is None:
+        return None
+    pairs: list[list[Any]] = []
+    for key, value in template.items():
+        if key == "$$_id":
+            continue
+        if key.startswith("$") or key in ("_id", "_parent", "_incoming", "_outgoing"):
+            return None
+        if is_push(value):
+            pairs.append([key, {"__push": _json_copy(value["__push"], key)}])
+        else:
+            pairs.append([key, _json_copy(value, key)])
+    return [{"id": oid, "create": None, "set": pairs}]
+
+
+def _json_copy(value: Any, path: str) -> Any:
+    tp = type(value)
+    if tp is str or tp is bool or value is None or (tp is int and -_SAFE <= value <= _SAFE):
+        return value  # immutable JSON scalars need no copy
+    try:
+        return to_fact_value(value, path)
+    except TypeError as exc:
+        raise TemplateError(str(exc)) from None
+
+
+def _normalize_seed(seed: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(seed, Mapping):
+        raise GraphEngineError("seed: must be an object")
+    out: dict[str, Any] = {}
+    seen: set[str] = set()
+    for group in ("freeNodes", "nodes", "segments"):
+        items = seed.get(group) or []
+        if type(items) is not list:
+            raise GraphEngineError(f"seed.{group}: must be a list")
+        normalized: list[dict[str, Any]] = []
+        for i, item in enumerate(items):
+            if type(item) is not dict:
+                raise GraphEngineError(f"seed.{group}[{i}]: must be an object")
+            oid = item.get("_id")
+            if type(oid) is not str or oid == "":
+                raise GraphEngineError(f"seed.{group}[{i}]._id: must be a non-empty string")
+            if oid in seen:
+                raise GraphEngineError(f"seed.{group}[{i}]._id: duplicate id {oid!r}")
+            seen.add(oid)
+            normalized.append(_json_copy(item, f"seed.{group}[{i}]"))
+        out[group] = normalized
+    return out

@@ -1,0 +1,41 @@
+"""Exception types of the graph engine.
+
+Every error raised from the public API on bad input is a subclass of
+:class:`GraphEngineError`, itself a :class:`ValueError`. Messages are one line and name the
+field path and the problem.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConceptTreeError",
+    "ExpressionError",
+    "GraphEngineError",
+    "ReplayError",
+    "ScenarioError",
+    "TemplateError",
+]
+
+
+class GraphEngineError(ValueError):
+    """Base class of every graph-engine input error."""
+
+
+class ExpressionError(GraphEngineError):
+    """An expression does not parse, or exceeds a size or nesting limit."""
+
+
+class ConceptTreeError(GraphEngineError):
+    """A concept tree is malformed (structure, ids, expressions, providers)."""
+
+
+class TemplateError(GraphEngineError):
+    """A mutation template is malformed or holds a value that is not JSON."""
+
+
+class ScenarioError(GraphEngineError):
+    """A scenario file is malformed or uses an unsupported feature."""
+
+
+class ReplayError(GraphEngineError):
+    """A record stream is malformed or does not reproduce its recorded digests."""

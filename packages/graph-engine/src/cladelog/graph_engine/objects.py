@@ -1,0 +1,52 @@
+"""Graph objects (SPEC §1.1): nodes, segments and free objects with their per-object state."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .jsvalue import UNDEFINED
+
+__all__ = ["KINDS", "GraphObject", "present"]
+
+KINDS: Final = ("node", "segment", "free")
+
+
+class GraphObject:
+    """One object of the graph.
+
+    ``facts`` always holds ``_id``. Nodes keep ``incoming``/``outgoing`` segment ids (not
+    facts). ``open`` lists the concept ids still considered, ``mapped`` maps a flag name to the
+    concept id regarded as cast, ``watches`` maps a concept id to the ``(object, key)`` pairs on
+    which its ensure/follow callbacks are installed.
+    """
+
+    __slots__ = ("facts", "id", "incoming", "kind", "mapped", "open", "outgoing", "watches")
+
+    def __init__(self, oid: str, kind: str) -> None:
+        self.id = oid
+        self.kind = kind
+        self.facts: dict[str, Any] = {"_id": oid}
+        self.incoming: list[str] = []
+        self.outgoing: list[str] = []
+        self.open: list[str] = []
+        self.mapped: dict[str, str] = {}
+        self.watches: dict[str, list[tuple[str, str, str]]] = {}
+
+    def __repr__(self) -> str:
+        return f"GraphObject({self.id!r}, {self.kind})"
+
+
+def present(value: Any) -> bool:
+    """A flag counts as present when it is truthy or exactly ``false`` (Q5: not 0 or "")."""
+    if value is False or value is True:
+        return True
+    if value is None or value is UNDEFINED:
+        return False
+    tp = type(value)
+    if tp is int:
+        return bool(value != 0)
+    if tp is float:
+        return bool(value == value and value != 0.0)
+    if tp is str:
+        return bool(value != "")
+    return True

@@ -1,0 +1,336 @@
+"""The scenario runner of SPEC §2: declarative providers, steps, and the expected-output format.
+
+``run_scenario(data)`` boots an engine from a scenario dict, runs each step followed by a
+settle, and returns ``{"scenario", "states", "final", "providerCalls", "nodeLinks"?}`` in the
+format of the reference's expected files (objects sorted by id, keys sorted recursively,
+``_rev`` removed; ``nodeLinks`` only when the graph has nodes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from .engine import Engine, EngineConfig, Provider, ProviderCall, RecordSink
+from .errors import GraphEngineError, ScenarioError
+from .expr import compile_expression
+from .jsvalue import UNDEFINED, js_json_stringify, to_string, truthy
+
+__all__ = [
+    "build_provider",
+    "generate_workload",
+    "run_scenario",
+    "snapshot",
+    "substitute",
+]
+
+_STEP_OPS: Final = frozenset({
+    "mutate", "patchConcept", "addConcept", "deleteConcept", "castConcept", "unCastConcept",
+    "reload", "settle",
+})
+
+
+# ----------------------------------------------------------------------------- substitution
+
+
+def _placeholders(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, body)`` of every ``${...}`` in ``text`` (braces may nest)."""
+    out: list[tuple[int, int, str]] = []
+    i = text.find("${")
+    while i >= 0:
+        depth = 0
+        j = i + 1
+        end = -1
+        in_quote = ""
+        while j < len(text):
+            ch = text[j]
+            if in_quote:
+                if ch == "\\":
+                    j += 2
+                    continue
+                if ch == in_quote:
+                    in_quote = ""
+            elif ch in "\"'":
+                in_quote = ch
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    end = j
+                    break
+            j += 1
+        if end < 0:
+            break
+        out.append((i, end + 1, text[i + 2 : end]))
+        i = text.find("${", end + 1)
+    return out
+
+
+def _placeholder_value(body: str, call: ProviderCall) -> Any:
+    if body.startswith("="):
+        return call.evaluate(body[1:])
+    if body == "@id":
+        return call.object_id
+    if body == "@concept":
+        return call.concept.get("_name", call.concept_id)
+    return call.get_ref(body.strip())
+
+
+def _piece(value: Any) -> str:
+    if value is None or value is UNDEFINED:
+        return ""
+    if type(value) is dict or type(value) is list:
+        text = js_json_stringify(value)
+        return text if type(text) is str else ""
+    return to_string(value)
+
+
+def substitute(value: Any, call: ProviderCall) -> Any:
+    """Fill ``${=EXPR}``, ``${@id}``, ``${@concept}`` and ``${path}`` in string values.
+
+    A string that is exactly one placeholder keeps the value's type (``undefined`` drops the
+    key); otherwise pieces are concatenated with null as "" and objects as JSON.
+    """
+    tp = type(value)
+    if tp is str:
+        found = _placeholders(value)
+        if not found:
+            return value
+        if len(found) == 1 and found[0][0] == 0 and found[0][1] == len(value):
+            return _placeholder_value(found[0][2], call)
+        parts: list[str] = []
+        last = 0
+        for start, end, body in found:
+            parts.append(value[last:start])
+            parts.append(_piece(_placeholder_value(body, call)))
+            last = end
+        parts.append(value[last:])
+        return "".join(parts)
+    if tp is dict:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            filled = substitute(item, call)
+            if filled is not UNDEFINED:
+                out[key] = filled
+        return out
+    if tp is list:
+        return [None if (v := substitute(item, call)) is UNDEFINED else v for item in value]
+    return value
+
+
+# ----------------------------------------------------------------------------- providers
+
+
+def build_provider(name: str, spec: Any, counts: dict[str, int]) -> Provider:
+    """Build a declarative provider (``emit``, ``cases``, ``none``) counting its calls."""
+    if type(spec) is not dict:
+        raise ScenarioError(f"providers.{name}: must be an object")
+    kind = spec.get("kind")
+    if spec.get("cache"):
+        raise ScenarioError(f"providers.{name}.cache: the provider cache is not supported yet")
+    is_async = bool(spec.get("async"))
+    produce: Callable[[ProviderCall], Any]
+    if kind == "emit":
+        template = spec.get("emit")
+
+        def produce(call: ProviderCall) -> Any:
+            return substitute(template, call)
+    elif kind == "cases":
+        cases = spec.get("cases")
+        if type(cases) is not list:
+            raise ScenarioError(f"providers.{name}.cases: must be a list")
+        compiled: list[tuple[Any, Any]] = []
+        for i, case in enumerate(cases):
+            if type(case) is not dict or "when" not in case:
+                raise ScenarioError(f"providers.{name}.cases[{i}]: needs 'when' and 'emit'")
+            try:
+                expr = compile_expression(case["when"], f"providers.{name}.cases[{i}].when")
+            except GraphEngineError as exc:
+                raise ScenarioError(str(exc)) from None
+            compiled.append((expr, case.get("emit")))
+        fallback = spec.get("else")
+
+        def produce(call: ProviderCall) -> Any:
+            engine = call.engine
+            for expr, emit in compiled:
+                if expr.test(lambda p: engine.get_ref(p, call.object_id), default=False):
+                    return substitute(emit, call)
+            return substitute(fallback, call) if fallback is not None else None
+    elif kind == "none":
+
+        def produce(call: ProviderCall) -> Any:
+            return None
+    elif kind in ("llm", "loop"):
+        raise ScenarioError(
+            f"providers.{name}.kind: {kind!r} providers need the authoring loop (later issue)"
+        )
+    else:
+        raise ScenarioError(f"providers.{name}.kind: unknown provider kind {kind!r}")
+
+    def provider(call: ProviderCall) -> Any:
+        counts[name] = counts.get(name, 0) + 1
+        result = produce(call)
+        if not is_async:
+            return result
+
+        async def later() -> Any:
+            await asyncio.sleep(0)
+            return result
+
+        return later()
+
+    return provider
+
+
+# ----------------------------------------------------------------------------- workload
+
+
+def generate_workload(entities: int, concepts: int, seed_mod: int = 1000
+                      ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Provider]]:
+    """The generated benchmark workload of SPEC §3: ``(tree, seed, providers)``."""
+    if entities < 0 or concepts < 1 or seed_mod < 1:
+        raise ScenarioError("generate: entities >= 0, concepts >= 1, seedMod >= 1")
+    roots: dict[str, Any] = {}
+    by_id: dict[str, dict[str, Any]] = {}
+    for k in range(1, concepts + 1):
+        cid = f"G{k:02d}"
+        prev = f"{k - 1:02d}"
+        schema: dict[str, Any] = {
+            "_id": cid,
+            "_name": cid,
+            "require": ["v"] if k == 1 else [f"G{prev}", f"s{prev}"],
+            "provider": ["Gen::step", k],
+        }
+        if k % 4 == 0:
+            schema["ensure"] = [f"$s{prev} % 5 != 0"]
+        by_id[cid] = schema
+        if k % 5 == 0 and k > 1:
+            by_id[f"G{prev}"].setdefault("childConcepts", {})[cid] = schema
+        else:
+            roots[cid] = schema
+    seed = {"freeNodes": [{"_id": f"e{i}", "v": (i * 7919) % seed_mod} for i in range(entities)]}
+
+    def step(call: ProviderCall) -> Any:
+        k = call.args[0]
+        base = call.facts["v"] if k == 1 else call.facts[f"s{k - 1:02d}"]
+        return {"$$_id": call.object_id, f"G{k:02d}": True, f"s{k:02d}": base + k}
+
+    return {"childConcepts": roots}, seed, {"Gen::step": step}
+
+
+# ----------------------------------------------------------------------------- runner
+
+
+def _sorted(value: Any) -> Any:
+    if type(value) is dict:
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if type(value) is list:
+        return [_sorted(v) for v in value]
+    return value
+
+
+def snapshot(engine: Engine) -> dict[str, Any]:
+    """Objects sorted by id with keys sorted recursively and ``_rev`` removed."""
+    facts = engine.facts()
+    out: dict[str, Any] = {}
+    for oid in sorted(facts):
+        record = {k: v for k, v in facts[oid].items() if k != "_rev"}
+        out[oid] = _sorted(record)
+    return out
+
+
+def _require(step: Mapping[str, Any], key: str, where: str) -> Any:
+    if key not in step:
+        raise ScenarioError(f"{where}.{key}: required")
+    return step[key]
+
+
+def _reload(engine: Engine, providers: Mapping[str, Provider], config: EngineConfig,
+            sink: RecordSink | None) -> Engine:
+    seed: dict[str, list[dict[str, Any]]] = {"freeNodes": [], "nodes": [], "segments": []}
+    for facts in engine.facts().values():
+        record = {k: v for k, v in facts.items() if k != "_rev"}
+        if truthy(record.get("Node")):
+            group = "nodes"
+        elif truthy(record.get("Segment")):
+            group = "segments"
+        else:
+            group = "freeNodes"
+        seed[group].append(record)
+    return Engine(engine.export_tree(), providers=providers, seed=seed, config=config, sink=sink)
+
+
+def run_scenario(data: Mapping[str, Any], *, sink: RecordSink | None = None) -> dict[str, Any]:
+    """Run a scenario (SPEC §2) and return the expected-output format."""
+    if not isinstance(data, Mapping):
+        raise ScenarioError("scenario: must be an object")
+    counts: dict[str, int] = {}
+    providers: dict[str, Provider] = {}
+    specs = data.get("providers") or {}
+    if type(specs) is not dict:
+        raise ScenarioError("scenario.providers: must be an object")
+    for name, spec in specs.items():
+        providers[name] = build_provider(name, spec, counts)
+    config_data = data.get("config") or {}
+    if type(config_data) is not dict:
+        raise ScenarioError("scenario.config: must be an object")
+    config = EngineConfig.from_json(config_data)
+    if "generate" in data:
+        gen = data["generate"]
+        if type(gen) is not dict:
+            raise ScenarioError("scenario.generate: must be an object")
+        tree, seed, gen_providers = generate_workload(
+            int(gen.get("entities", 0)), int(gen.get("concepts", 1)), int(gen.get("seedMod", 1000))
+        )
+        for name, fn in gen_providers.items():
+            providers[name] = _counting(name, fn, counts)
+    else:
+        tree = _require(data, "conceptTree", "scenario")
+        seed = data.get("seed") or {}
+    engine = Engine(tree, providers=providers, seed=seed, config=config, sink=sink)
+    engine.settle()
+    states = [{"after": "boot", "objects": snapshot(engine)}]
+    steps = data.get("steps") or []
+    if type(steps) is not list:
+        raise ScenarioError("scenario.steps: must be a list")
+    for i, step in enumerate(steps, 1):
+        where = f"steps[{i - 1}]"
+        if type(step) is not dict or step.get("op") not in _STEP_OPS:
+            raise ScenarioError(f"{where}.op: must be one of {sorted(_STEP_OPS)}")
+        op = step["op"]
+        if op == "mutate":
+            engine.mutate(_require(step, "template", where), step.get("target"))
+        elif op == "patchConcept":
+            engine.patch_concept(_require(step, "concept", where), _require(step, "updates", where))
+        elif op == "addConcept":
+            engine.add_concept(step.get("parent"), _require(step, "schema", where))
+        elif op == "deleteConcept":
+            engine.delete_concept(_require(step, "concept", where))
+        elif op == "castConcept":
+            engine.cast(_require(step, "target", where), _require(step, "concept", where))
+        elif op == "unCastConcept":
+            engine.uncast(_require(step, "target", where), _require(step, "concept", where))
+        elif op == "reload":
+            engine = _reload(engine, providers, config, sink)
+        engine.settle()
+        states.append({"after": f"step{i}:{op}", "objects": snapshot(engine)})
+    result: dict[str, Any] = {
+        "scenario": data.get("name", ""),
+        "states": states,
+        "final": states[-1]["objects"],
+        "providerCalls": {k: counts[k] for k in sorted(counts)},
+    }
+    links = engine.node_links()
+    if links:
+        result["nodeLinks"] = {k: links[k] for k in sorted(links)}
+    return result
+
+
+def _counting(name: str, fn: Provider, counts: dict[str, int]) -> Provider:
+    def provider(call: ProviderCall) -> Any:
+        counts[name] = counts.get(name, 0) + 1
+        return fn(call)
+
+    return provider
