@@ -406,8 +406,10 @@ def verify(dep: Deployment, as_json: bool) -> None:
 @click.option("--to", "to", type=click.IntRange(min=0), default=None,
               help="Replay history up to this position only.")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--follow", is_flag=True,
+              help="Keep projections current as events arrive; stop with Ctrl-C or SIGTERM.")
 @pass_deployment
-def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool) -> None:
+def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow: bool) -> None:
     """Fold the log through every enabled projection, verifying the chain as it goes.
 
     Prints each projection's state digest (hex SHA-256 of its canonical JSON)
@@ -430,6 +432,14 @@ def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool) -> Non
     finally:
         if bar is not None:
             bar.stop()
+    _print_replay(result, as_json)
+    if follow:
+        if to is not None:
+            fail("--follow and --to exclude each other")
+        _follow(dep, result.head.position, as_json)
+
+
+def _print_replay(result: Any, as_json: bool) -> None:
     if as_json:
         _echo_json(result.to_json())
         return
@@ -439,6 +449,30 @@ def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool) -> Non
         click.echo(f"  {p.name} v{p.version}  {p.digest}  {p.summary}{note}")
     for t, n in sorted(result.skipped_unknown.items()):
         click.echo(f"  skipped {n} event(s) of unknown type {t} (kept in the log)")
+    sys.stdout.flush()
+
+
+def _follow(dep: Deployment, position: int, as_json: bool) -> None:
+    """Replay again whenever the head moves, until SIGINT or SIGTERM; checkpoints stay saved."""
+    import signal
+
+    stopping: list[int] = []
+
+    def stop(signum: int, frame: Any) -> None:
+        stopping.append(signum)
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not stopping:
+            if dep.store.wait_for_append(position, timeout=0.5) and not stopping:
+                result = dep.replay()
+                position = result.head.position
+                _print_replay(result, as_json)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if not as_json:
+        click.echo(f"stopped at position {position}; checkpoints saved")
 
 
 @main.command()

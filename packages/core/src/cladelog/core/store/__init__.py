@@ -29,13 +29,9 @@ def open_store(url: str, *, create: bool = False) -> EventStore:
     from ..errors import StoreError
 
     if url.startswith(("postgresql://", "postgres://")):
-        try:
-            from .postgres import PostgresStore  # type: ignore[import-not-found,import-untyped,unused-ignore]
-        except ImportError:
-            raise StoreError(
-                "store: the PostgreSQL store is not available in this version"
-            ) from None
-        return PostgresStore(url, create=create)  # type: ignore[no-any-return]
+        from .postgres import PostgresStore
+
+        return PostgresStore(url, create=create)
     if "://" in url and not url.startswith("sqlite:///"):
         raise StoreError(f"store: unsupported URL {url!r} (use a path, sqlite:/// or postgresql://)")
     from .sqlite import SQLiteStore

@@ -320,6 +320,22 @@ class EventStore(abc.ABC):
     def stream_version(self, stream: str) -> int:
         """The version of ``stream`` (0 when it has no events)."""
 
+    def wait_for_append(self, after: int, timeout: float) -> bool:
+        """Block until the head passes ``after`` or ``timeout`` seconds pass; True if it did.
+
+        This default polls; stores with a notification channel override it.
+        """
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.head().position > after:
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            time.sleep(min(0.2, remaining))
+
     def verify(self, stop: int | None = None) -> VerifyReport:
         """Walk the whole chain and report the first position that does not verify."""
         return verify_rows(self.read_rows(1, stop))

@@ -1,0 +1,463 @@
+"""The scale-out store: one gap-free, hash-chained log in PostgreSQL (psycopg 3).
+
+How order and the chain are serialised: every append locks the single row of
+``cladelog_head`` (``SELECT ... FOR UPDATE``) for the length of its
+transaction, reads the head position and hash, inserts its batch at the next
+positions, moves the head and commits. Appends therefore commit strictly in
+position order: a reader can never see position n+1 while n is still
+uncommitted, because whoever holds n holds the lock that n+1 waits for. The
+lock is held from the head read to the commit — for a batch of 1,000 events a
+few milliseconds — and that is the throughput cost: one writer at a time,
+however many hosts append (see benchmarks/README.md for the figures).
+
+Triggers refuse UPDATE, DELETE and TRUNCATE on ``events`` and any INSERT that
+does not extend the log by one linked position. A commit sends ``NOTIFY
+cladelog_events`` so followers wake up without polling.
+
+Connection failures: if the connection drops during an append, the batch is
+either entirely committed or entirely absent. The store retries once on a new
+connection under the same idempotency key (one is generated when the caller
+gives none), so a batch whose commit was acknowledged by the server but not
+seen by the client is not appended twice.
+
+URL: ``postgresql://user@host:port/dbname[?schema=NAME]`` — ``schema`` (default
+``public``) selects the PostgreSQL schema holding the tables, so several
+deployments (or test runs) can share one database.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ..canonical import canonical_bytes
+from ..errors import ChainError, ImportConflictError, InputError, StoreError
+from ..events import GENESIS_HASH, RecordedEvent, chain_hash, utc_now
+from .base import (
+    Checkpoint,
+    EventStore,
+    Head,
+    ImportResult,
+    PreparedEvent,
+    RawRow,
+    batch_digest,
+    build_batch,
+)
+
+__all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
+
+SCHEMA_VERSION = 1
+CHANNEL = "cladelog_events"
+_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_COLUMNS = (
+    "position, stream, stream_version, type, schema_version, recorded_at, body, hash, prev_hash"
+)
+
+_DDL = f"""
+CREATE TABLE IF NOT EXISTS cladelog_schema (
+    version INTEGER PRIMARY KEY,
+    applied_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    position BIGINT PRIMARY KEY,
+    stream TEXT NOT NULL,
+    stream_version BIGINT NOT NULL,
+    type TEXT NOT NULL,
+    schema_version INTEGER NOT NULL,
+    recorded_at TEXT NOT NULL,
+    body BYTEA NOT NULL,
+    hash TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    UNIQUE (stream, stream_version)
+);
+CREATE INDEX IF NOT EXISTS events_by_type ON events (type, position);
+CREATE TABLE IF NOT EXISTS cladelog_head (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    position BIGINT NOT NULL,
+    hash TEXT NOT NULL
+);
+INSERT INTO cladelog_head (id, position, hash) VALUES (1, 0, '{GENESIS_HASH}')
+    ON CONFLICT (id) DO NOTHING;
+CREATE TABLE IF NOT EXISTS batches (
+    key TEXT PRIMARY KEY,
+    digest TEXT NOT NULL,
+    first_position BIGINT NOT NULL,
+    last_position BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    name TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    position BIGINT NOT NULL,
+    head_hash TEXT NOT NULL,
+    state BYTEA NOT NULL,
+    digest TEXT NOT NULL
+);
+CREATE OR REPLACE FUNCTION cladelog_refuse_rewrite() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION 'cladelog: the event log is append-only (% refused)', TG_OP;
+END $$ LANGUAGE plpgsql;
+CREATE OR REPLACE FUNCTION cladelog_extend_only() RETURNS trigger AS $$
+DECLARE
+    last_position BIGINT;
+    last_hash TEXT;
+BEGIN
+    SELECT position, hash INTO last_position, last_hash
+        FROM events ORDER BY position DESC LIMIT 1;
+    IF NEW.position <> COALESCE(last_position, 0) + 1
+       OR NEW.prev_hash <> COALESCE(last_hash, '{GENESIS_HASH}') THEN
+        RAISE EXCEPTION 'cladelog: an event must extend the log by one linked position';
+    END IF;
+    RETURN NEW;
+END $$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS events_no_update ON events;
+CREATE TRIGGER events_no_update BEFORE UPDATE OR DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION cladelog_refuse_rewrite();
+DROP TRIGGER IF EXISTS events_no_truncate ON events;
+CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION cladelog_refuse_rewrite();
+DROP TRIGGER IF EXISTS events_extend_only ON events;
+CREATE TRIGGER events_extend_only BEFORE INSERT ON events
+    FOR EACH ROW EXECUTE FUNCTION cladelog_extend_only();
+"""
+
+
+def _split_url(url: str) -> tuple[str, str]:
+    """Separate cladelog's ``schema`` parameter from the libpq URL."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schema = "public"
+    rest = []
+    for key, value in query:
+        if key == "schema":
+            schema = value
+        else:
+            rest.append((key, value))
+    if not _SCHEMA_NAME.match(schema):
+        raise StoreError(f"store: schema {schema!r} must match {_SCHEMA_NAME.pattern}")
+    return urlunsplit(parts._replace(query=urlencode(rest))), schema
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+class PostgresStore(EventStore):
+    """An :class:`EventStore` in a PostgreSQL database (see the module docstring)."""
+
+    def __init__(self, url: str, *, create: bool = False, pool_size: int = 4) -> None:
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError:
+            raise StoreError(
+                "store: PostgreSQL needs psycopg; install cladelog-core[postgres]"
+            ) from None
+        self._psycopg = psycopg
+        self.url = url
+        self._conninfo, self.schema = _split_url(url)
+        self._kwargs: dict[str, Any] = {"options": f"-c search_path={self.schema}",
+                                        "connect_timeout": 10}
+        # fail fast and clearly when the server is unreachable or refuses us
+        try:
+            with psycopg.connect(self._conninfo, autocommit=True, **self._kwargs) as conn:
+                if create:
+                    conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+        except psycopg.Error as exc:
+            raise StoreError(f"store: cannot connect to PostgreSQL ({_describe(exc)})") from None
+        self._pool = ConnectionPool(self._conninfo, kwargs=self._kwargs, min_size=1,
+                                    max_size=pool_size, open=True, name="cladelog")
+        try:
+            if create:
+                self._create_schema()
+            self._check_schema()
+        except BaseException:
+            self._pool.close()
+            raise
+        self._listener: Any = None
+        #: test hooks: called inside the append transaction, just before COMMIT / after it
+        self._before_commit: Callable[[Any], None] | None = None
+        self._after_commit: Callable[[], None] | None = None
+
+    # -- schema -------------------------------------------------------------------------
+    def _create_schema(self) -> None:
+        with self._pool.connection() as conn, conn.transaction():
+            # one creator at a time: concurrent `init`s must not race on CREATE ... IF NOT EXISTS
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('cladelog_schema'))")
+            conn.execute(_DDL)
+            conn.execute(
+                "INSERT INTO cladelog_schema (version, applied_at) VALUES (%s, %s) "
+                "ON CONFLICT (version) DO NOTHING", (SCHEMA_VERSION, utc_now()),
+            )
+
+    def _check_schema(self) -> None:
+        psycopg = self._psycopg
+        try:
+            with self._pool.connection() as conn:
+                row = conn.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()
+        except psycopg.errors.UndefinedTable:
+            raise StoreError(
+                f"store: schema {self.schema!r} holds no cladelog log (run 'cladelog init')"
+            ) from None
+        except psycopg.Error as exc:
+            raise StoreError(f"store: {_describe(exc)}") from None
+        version = row[0] if row else None
+        if version is None or version > SCHEMA_VERSION:
+            raise StoreError(f"store: schema version {version} is not supported "
+                             f"(this cladelog knows {SCHEMA_VERSION})")
+
+    def schema_version(self) -> int:
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()
+        return int(row[0]) if row else 0
+
+    # -- writing ------------------------------------------------------------------------
+    def append(
+        self,
+        events: Sequence[PreparedEvent],
+        *,
+        expected_versions: Mapping[str, int] | None = None,
+        idempotency_key: str | None = None,
+        clock: Callable[[], str] | None = None,
+    ) -> list[RecordedEvent]:
+        if not events:
+            return []
+        key = idempotency_key or f"auto:{uuid.uuid4()}"
+        digest = batch_digest(events)
+        psycopg = self._psycopg
+        try:
+            return self._append_once(events, expected_versions, key, digest, clock)
+        except psycopg.OperationalError:
+            # the connection died: the batch is wholly committed or wholly absent;
+            # retrying under the same key appends it exactly once
+            try:
+                self._pool.check()
+                return self._append_once(events, expected_versions, key, digest, clock)
+            except psycopg.Error as exc:
+                raise StoreError(
+                    f"store: append failed, connection lost ({_describe(exc)}); nothing was "
+                    f"appended twice — retry with idempotency key {key!r}"
+                ) from None
+
+    def _append_once(
+        self,
+        events: Sequence[PreparedEvent],
+        expected_versions: Mapping[str, int] | None,
+        key: str,
+        digest: str,
+        clock: Callable[[], str] | None,
+    ) -> list[RecordedEvent]:
+        with self._pool.connection() as conn:
+            with conn.transaction():
+                head_row = conn.execute(
+                    "SELECT position, hash FROM cladelog_head WHERE id = 1 FOR UPDATE"
+                ).fetchone()
+                done = conn.execute(
+                    "SELECT digest, first_position, last_position FROM batches WHERE key = %s",
+                    (key,),
+                ).fetchone()
+                if done is not None:
+                    if done[0] != digest:
+                        raise InputError(f"idempotency_key: {key!r} was used for a different "
+                                         "batch")
+                    first, last = done[1], done[2]
+                    recorded: list[RecordedEvent] | None = None
+                else:
+                    streams = sorted({e.stream for e in events} | set(expected_versions or ()))
+                    rows = conn.execute(
+                        "SELECT stream, MAX(stream_version) FROM events "
+                        "WHERE stream = ANY(%s) GROUP BY stream", (streams,),
+                    ).fetchall()
+                    current = {s: 0 for s in streams} | {s: int(v) for s, v in rows}
+                    assert head_row is not None
+                    recorded = build_batch(events, Head(int(head_row[0]), head_row[1]), current,
+                                           expected_versions, clock)
+                    with conn.cursor() as cur:
+                        cur.executemany(
+                            f"INSERT INTO events ({_COLUMNS}) "
+                            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                            [(e.position, e.stream, e.stream_version, e.type, e.schema_version,
+                              e.recorded_at, e.body, e.hash, e.prev_hash) for e in recorded],
+                        )
+                    conn.execute("UPDATE cladelog_head SET position = %s, hash = %s WHERE id = 1",
+                                 (recorded[-1].position, recorded[-1].hash))
+                    conn.execute(
+                        "INSERT INTO batches (key, digest, first_position, last_position) "
+                        "VALUES (%s, %s, %s, %s)",
+                        (key, digest, recorded[0].position, recorded[-1].position),
+                    )
+                    conn.execute(f"NOTIFY {CHANNEL}, '{recorded[-1].position}'")
+                    if self._before_commit is not None:
+                        self._before_commit(conn)
+            if self._after_commit is not None:
+                self._after_commit()
+        if recorded is None:
+            return list(self.read(first, last))
+        return recorded
+
+    def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:
+        psycopg = self._psycopg
+        present = appended = 0
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                head_row = conn.execute(
+                    "SELECT position, hash FROM cladelog_head WHERE id = 1 FOR UPDATE"
+                ).fetchone()
+                assert head_row is not None
+                head_pos = int(head_row[0])
+                position, prev = 0, GENESIS_HASH
+                for e in events:
+                    if e.position != position + 1:
+                        raise ChainError(position + 1, f"import: expected position "
+                                                       f"{position + 1}, got {e.position}")
+                    if e.prev_hash != prev or chain_hash(prev, e.body) != e.hash:
+                        raise ChainError(e.position, "import: hash chain does not verify")
+                    if e.position <= head_pos:
+                        row = conn.execute("SELECT hash FROM events WHERE position = %s",
+                                           (e.position,)).fetchone()
+                        if row is None or row[0] != e.hash:
+                            raise ImportConflictError(
+                                f"position {e.position}: the store holds a different event "
+                                "here; nothing was imported"
+                            )
+                        present += 1
+                    else:
+                        conn.execute(
+                            f"INSERT INTO events ({_COLUMNS}) "
+                            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                            (e.position, e.stream, e.stream_version, e.type, e.schema_version,
+                             e.recorded_at, e.body, e.hash, e.prev_hash),
+                        )
+                        appended += 1
+                    position, prev = e.position, e.hash
+                if position > head_pos:
+                    conn.execute("UPDATE cladelog_head SET position = %s, hash = %s WHERE id = 1",
+                                 (position, prev))
+                    conn.execute(f"NOTIFY {CHANNEL}, '{position}'")
+        except psycopg.errors.IntegrityError as exc:
+            raise ImportConflictError(f"import refused by the store: {_describe(exc)}") from None
+        return ImportResult(present, appended, self.head())
+
+    # -- reading ------------------------------------------------------------------------
+    def read_rows(
+        self,
+        start: int = 1,
+        stop: int | None = None,
+        *,
+        stream: str | None = None,
+        types: Collection[str] | None = None,
+    ) -> Iterator[RawRow]:
+        where = ["position >= %s"]
+        args: list[Any] = [start]
+        if stop is not None:
+            where.append("position <= %s")
+            args.append(stop)
+        if stream is not None:
+            where.append("stream = %s")
+            args.append(stream)
+        if types is not None:
+            types = list(types)
+            if not types:
+                return
+            where.append("type = ANY(%s)")
+            args.append(types)
+        # a dedicated connection with a server-side cursor: rows stream in pages,
+        # and the snapshot only ever holds committed, gap-free positions
+        with (
+            self._psycopg.connect(self._conninfo, **self._kwargs) as conn,
+            conn.transaction(),
+            conn.cursor(name="cladelog_read") as cur,
+        ):
+            cur.itersize = 2000
+            cur.execute(
+                f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY position",
+                args,
+            )
+            for row in cur:
+                yield (row[0], row[1], row[2], row[3], row[4], row[5], bytes(row[6]),
+                       row[7], row[8])
+
+    def head(self) -> Head:
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT position, hash FROM cladelog_head WHERE id = 1").fetchone()
+        assert row is not None
+        return Head(int(row[0]), row[1])
+
+    def hash_at(self, position: int) -> str | None:
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT hash FROM events WHERE position = %s",
+                               (position,)).fetchone()
+        return row[0] if row else None
+
+    def stream_version(self, stream: str) -> int:
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT MAX(stream_version) FROM events WHERE stream = %s",
+                               (stream,)).fetchone()
+        return int(row[0] or 0) if row else 0
+
+    def wait_for_append(self, after: int, timeout: float) -> bool:
+        """Block until the head passes ``after`` (LISTEN/NOTIFY) or ``timeout`` seconds pass.
+
+        The listening connection stays open between calls, so a notification
+        sent while the caller was busy is still queued on the next call.
+        """
+        if self._listener is None:
+            self._listener = self._psycopg.connect(self._conninfo, autocommit=True,
+                                                   **self._kwargs)
+            self._listener.execute(f"LISTEN {CHANNEL}")
+        if self.head().position > after:
+            return True
+        for _ in self._listener.notifies(timeout=timeout, stop_after=1):
+            break
+        return self.head().position > after
+
+    # -- checkpoints --------------------------------------------------------------------
+    def load_checkpoint(self, name: str) -> Checkpoint | None:
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "SELECT name, version, position, head_hash, state, digest FROM checkpoints "
+                "WHERE name = %s", (name,),
+            ).fetchone()
+        if row is None:
+            return None
+        return Checkpoint(row[0], row[1], int(row[2]), row[3], json.loads(bytes(row[4])), row[5])
+
+    def save_checkpoint(self, checkpoint: Checkpoint) -> None:
+        with self._pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO checkpoints (name, version, position, head_hash, state, digest) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO UPDATE SET "
+                "version = EXCLUDED.version, position = EXCLUDED.position, "
+                "head_hash = EXCLUDED.head_hash, state = EXCLUDED.state, "
+                "digest = EXCLUDED.digest",
+                (checkpoint.name, checkpoint.version, checkpoint.position, checkpoint.head_hash,
+                 canonical_bytes(checkpoint.state), checkpoint.digest),
+            )
+
+    def delete_checkpoint(self, name: str) -> None:
+        with self._pool.connection() as conn:
+            conn.execute("DELETE FROM checkpoints WHERE name = %s", (name,))
+
+    def checkpoints(self) -> list[Checkpoint]:
+        with self._pool.connection() as conn:
+            names = [r[0] for r in conn.execute("SELECT name FROM checkpoints ORDER BY name")]
+        return [c for c in map(self.load_checkpoint, names) if c is not None]
+
+    def size_bytes(self) -> int | None:
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = %s AND c.relkind = 'r'", (self.schema,),
+            ).fetchone()
+        return int(row[0]) if row else None
+
+    def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        self._pool.close()

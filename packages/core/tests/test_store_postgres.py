@@ -1,0 +1,297 @@
+"""The PostgreSQL store runs the very same conformance suite as SQLite, plus its own tests:
+connection failures and retries, many writers, readers during writes, live follow,
+and portability of a log between the two stores."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cladelog.core.cli import main
+from cladelog.core.errors import StoreError
+from cladelog.core.store.base import PreparedEvent
+from cladelog.core.store.postgres import PostgresStore
+from cladelog.core.testing.conformance import StoreConformance, prepared
+from click.testing import CliRunner
+
+pytestmark = pytest.mark.postgres
+
+
+class TestPostgresConformance(StoreConformance):
+    @pytest.fixture
+    def store_harness(self, pg_harness):  # type: ignore[no-untyped-def]
+        return pg_harness
+
+
+# -- opening: clear errors ------------------------------------------------------------------
+def test_unreachable_server() -> None:
+    with pytest.raises(StoreError, match="cannot connect to PostgreSQL"):
+        PostgresStore("postgresql://postgres@127.0.0.1:1/test")
+
+
+def test_unknown_role() -> None:
+    with pytest.raises(StoreError, match='role "no_such_role_here" does not exist'):
+        PostgresStore("postgresql://no_such_role_here@127.0.0.1:5432/test")
+
+
+def test_missing_database() -> None:
+    with pytest.raises(StoreError, match='database "no_such_db_here" does not exist'):
+        PostgresStore("postgresql://postgres@127.0.0.1:5432/no_such_db_here")
+
+
+def test_schema_without_init(pg_harness: Any) -> None:
+    with pytest.raises(StoreError, match="holds no cladelog log"):
+        PostgresStore(pg_harness.url())
+
+
+def test_bad_schema_name(pg_harness: Any) -> None:
+    with pytest.raises(StoreError, match="schema 'Bad;Name' must match"):
+        PostgresStore(pg_harness.url("Bad;Name"))
+
+
+def test_init_twice_and_the_schema_table(pg_harness: Any) -> None:
+    url = pg_harness.url()
+    with PostgresStore(url, create=True) as s:
+        s.append(prepared("a", 2))
+    with PostgresStore(url, create=True) as s:
+        assert s.schema_version() == 1
+        assert s.head().position == 2
+        assert s.verify().ok
+
+
+def test_truncate_is_refused(pg_harness: Any) -> None:
+    store = pg_harness.new()
+    store.append(prepared("a", 2))
+    with pytest.raises(Exception, match="append-only"):
+        pg_harness.raw_execute(store, "TRUNCATE events")
+    assert store.head().position == 2
+
+
+# -- a connection dropped mid-batch ---------------------------------------------------------
+def test_backend_killed_before_commit_appends_the_batch_exactly_once(pg_harness: Any) -> None:
+    store = pg_harness.new()
+    store.append(prepared("a", 3))
+    killed: list[int] = []
+
+    def kill_own_backend(conn: Any) -> None:
+        if not killed:
+            pid = conn.info.backend_pid
+            killed.append(pid)
+            with pg_harness.psycopg.connect(pg_harness.base_url, autocommit=True) as other:
+                other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            time.sleep(0.2)
+
+    store._before_commit = kill_own_backend
+    recorded = store.append(prepared("b", 50))
+    store._before_commit = None
+    assert killed, "the hook did not run"
+    assert [e.position for e in recorded] == list(range(4, 54))
+    assert [e.position for e in store.read()] == list(range(1, 54))
+    assert store.stream_version("b") == 50
+    assert store.verify().ok
+
+
+def test_lost_acknowledgement_is_resolved_by_the_idempotency_key(pg_harness: Any) -> None:
+    store = pg_harness.new()
+    calls: list[int] = []
+
+    def lose_ack() -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise pg_harness.psycopg.OperationalError("simulated: connection lost after commit")
+
+    store._after_commit = lose_ack
+    recorded = store.append(prepared("a", 5), idempotency_key="batch-7")
+    store._after_commit = None
+    assert len(calls) == 2  # committed once, retried once, found by its key
+    assert [e.position for e in recorded] == [1, 2, 3, 4, 5]
+    assert store.head().position == 5
+
+
+def test_a_retry_that_also_fails_is_a_clear_error(pg_harness: Any) -> None:
+    store = pg_harness.new()
+
+    def always_lost() -> None:
+        raise pg_harness.psycopg.OperationalError("simulated outage")
+
+    store._after_commit = always_lost
+    with pytest.raises(StoreError, match="retry with idempotency key 'k9'"):
+        store.append(prepared("a", 2), idempotency_key="k9")
+    store._after_commit = None
+    # the batch did commit; the advertised retry returns it without appending again
+    again = store.append(prepared("a", 2), idempotency_key="k9")
+    assert [e.position for e in again] == [1, 2]
+    assert store.head().position == 2
+
+
+# -- many writers, readers during writes ----------------------------------------------------
+WRITER = textwrap.dedent("""
+    import sys, time
+    from cladelog.core.store.postgres import PostgresStore
+    from cladelog.core.store.base import PreparedEvent
+    url, name, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    store = PostgresStore(url)
+    end = time.monotonic() + seconds
+    b = 0
+    while time.monotonic() < end:
+        size = 1 + (b * 7) % 20
+        store.append([PreparedEvent(name, "test.happened", 1, {"batch": b, "i": i}, {})
+                      for i in range(size)])
+        b += 1
+    print(b)
+    store.close()
+""")
+
+
+@pytest.mark.slow
+def test_four_writers_and_a_reader(pg_harness: Any) -> None:
+    store = pg_harness.new()
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, store.url, f"w{k}", "4"],
+                              stdout=subprocess.PIPE, text=True) for k in range(4)]
+    observed: list[str] = []
+
+    def reader() -> None:
+        # while writers append, every read sees positions 1..n with no hole
+        while any(p.poll() is None for p in procs):
+            positions = [e.position for e in store.read()]
+            if positions != list(range(1, len(positions) + 1)):
+                observed.append(f"hole in {positions[:5]}...")
+            if not store.verify().ok:
+                observed.append("chain broken")
+            time.sleep(0.05)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    batches = [int(p.communicate(timeout=120)[0]) for p in procs]
+    t.join()
+    assert all(p.returncode == 0 for p in procs)
+    assert observed == []
+    events = list(store.read())
+    assert [e.position for e in events] == list(range(1, len(events) + 1))
+    assert store.verify().ok
+    for k in range(4):
+        mine = [e for e in events if e.stream == f"w{k}"]
+        assert [e.stream_version for e in mine] == list(range(1, len(mine) + 1))
+        assert len({e.data["batch"] for e in mine}) == batches[k]
+        # a batch is one transaction: its events hold consecutive positions
+        by_batch: dict[int, list[int]] = {}
+        for e in mine:
+            by_batch.setdefault(e.data["batch"], []).append(e.position)
+        for positions in by_batch.values():
+            assert positions == list(range(positions[0], positions[0] + len(positions)))
+    assert sum(batches) > 4
+
+
+# -- live follow ----------------------------------------------------------------------------
+def _deployment(tmp_path: Path, store: str) -> Path:
+    cfg = tmp_path / "cladelog.toml"
+    cfg.write_text(f'store = "{store}"\nplugins = ["notes"]\nactor = "t"\n')
+    r = CliRunner().invoke(main, ["--config", str(cfg), "init"])
+    assert r.exit_code == 0, r.output
+    return cfg
+
+
+def _note(cfg: Path, text: str) -> None:
+    r = CliRunner().invoke(main, ["--config", str(cfg), "notes", "add", text])
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.slow
+def test_replay_follow_keeps_up_and_stops_cleanly(pg_harness: Any, tmp_path: Path) -> None:
+    cfg = _deployment(tmp_path, pg_harness.url())
+    exe = str(Path(sys.executable).with_name("cladelog"))
+    proc = subprocess.Popen([exe, "--config", str(cfg), "replay", "--follow", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+        start = first["head"]["position"]
+        for k in range(3):
+            _note(cfg, f"n{k}")
+        seen = start
+        deadline = time.monotonic() + 20
+        while seen < start + 3 and time.monotonic() < deadline:
+            seen = json.loads(proc.stdout.readline())["head"]["position"]  # type: ignore[union-attr]
+        assert seen == start + 3
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    status = json.loads(CliRunner().invoke(main, ["--config", str(cfg), "status",
+                                                  "--json"]).output)
+    behind = {p["name"]: p["behind"] for p in status["projections"]}
+    assert behind["notes.index"] == 0  # the checkpoint was saved at the head
+
+
+# -- portability ----------------------------------------------------------------------------
+def _digests(cfg: Path) -> dict[str, str]:
+    r = CliRunner().invoke(main, ["--config", str(cfg), "replay", "--rebuild", "--json"])
+    assert r.exit_code == 0, r.output
+    return {p["name"]: p["digest"] for p in json.loads(r.output)["projections"]}
+
+
+@pytest.mark.parametrize("direction", ["sqlite-to-postgres", "postgres-to-sqlite"])
+def test_export_import_between_stores_keeps_every_digest(
+    pg_harness: Any, tmp_path: Path, direction: str
+) -> None:
+    pg_url = pg_harness.url()
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    src_store, dst_store = ("a.sqlite3", pg_url)
+    if direction == "postgres-to-sqlite":
+        src_store, dst_store = dst_store, src_store
+    src = _deployment(a, src_store)
+    for k in range(5):
+        _note(src, f"note {k} ✓")
+    export = tmp_path / "log.jsonl"
+    assert CliRunner().invoke(main, ["--config", str(src), "export", str(export)]).exit_code == 0
+    # an empty destination store (no init-time events) takes the whole log
+    dst_cfg = b / "cladelog.toml"
+    dst_cfg.write_text(f'store = "{dst_store}"\nplugins = ["notes"]\n')
+    from cladelog.core.store import open_store
+
+    open_store(dst_store if "://" in dst_store else str(b / dst_store), create=True).close()
+    r = CliRunner().invoke(main, ["--config", str(dst_cfg), "import", str(export)])
+    assert r.exit_code == 0, r.output
+    assert _digests(src) == _digests(dst_cfg)
+    src_events = [json.loads(x) for x in export.read_text().splitlines()]
+    r = CliRunner().invoke(main, ["--config", str(dst_cfg), "log", "--json"])
+    dst_events = [json.loads(x) for x in r.output.splitlines()]
+    assert [e["hash"] for e in dst_events] == [e["hash"] for e in src_events]
+
+
+def test_deployment_file_selects_postgres(pg_harness: Any, tmp_path: Path) -> None:
+    cfg = _deployment(tmp_path, pg_harness.url())
+    _note(cfg, "hello")
+    r = CliRunner().invoke(main, ["--config", str(cfg), "status", "--json"])
+    doc = json.loads(r.output)
+    assert doc["store"].startswith("postgresql://") and doc["head"]["position"] == 2
+
+
+def test_prepared_events_hash_identically_on_both_stores(pg_harness: Any,
+                                                         sqlite_harness: Any) -> None:
+    events = [PreparedEvent("s", "test.happened", 1, {"x": 1.5e-7, "t": "Grüße"}, {"a": 1})]
+
+    def clock() -> str:
+        return "2026-01-01T00:00:00.000000Z"
+
+    pg = pg_harness.new().append(events, clock=clock)
+    lite = sqlite_harness.new().append(events, clock=clock)
+    assert [e.hash for e in pg] == [e.hash for e in lite]
+    assert [e.body for e in pg] == [e.body for e in lite]
+
+
+def test_environment_does_not_leak_schemas(pg_harness: Any) -> None:
+    # every schema this session made is recorded for the final DROP SCHEMA
+    store = pg_harness.new()
+    assert store.schema in pg_harness.schemas
+    assert os.environ.get("PGOPTIONS") is None
