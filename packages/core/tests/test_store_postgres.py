@@ -223,7 +223,7 @@ def test_replay_follow_keeps_up_and_stops_cleanly(pg_harness: Any, tmp_path: Pat
         assert seen == start + 3
     finally:
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=20)
+        _out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
     status = json.loads(CliRunner().invoke(main, ["--config", str(cfg), "status",
                                                   "--json"]).output)
