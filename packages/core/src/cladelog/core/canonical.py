@@ -93,18 +93,13 @@ _ESCAPES = {
 }
 
 
+_json_string = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _string(value: str) -> str:
-    out = ['"']
-    for ch in value:
-        esc = _ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif ch < " ":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    # The C encoder escapes exactly what RFC 8785 escapes (quote, backslash, and
+    # U+0000..U+001F with the short forms \b \t \n \f \r, others as lower-case \u00xx).
+    return _json_string(value)
 
 
 def _check_string(value: str, path: str) -> None:
@@ -255,6 +250,33 @@ def _quick(value: Any, depth: int) -> bool:
     raise _Invalid
 
 
+def _ints_for_integral_floats(value: Any) -> Any:
+    """A copy with integral floats below 2**53 as ints; :class:`_Invalid` if anything else
+    would still need the slow encoder (tiny or huge floats, non-ASCII keys, subclasses)."""
+    tp = type(value)
+    if tp is dict:
+        out = {}
+        for key, item in value.items():
+            if not key.isascii():
+                raise _Invalid
+            out[key] = _ints_for_integral_floats(item)
+        return out
+    if tp is list or tp is tuple:
+        return [_ints_for_integral_floats(item) for item in value]
+    if tp is float:
+        a = abs(value)
+        if value.is_integer():
+            if a < 2.0**53:
+                return int(value)
+            raise _Invalid  # beyond 2**53 ES6 pads the shortest digits with zeros
+        if a < 1e-4 or a >= 1e16:
+            raise _Invalid
+        return value
+    if tp is str or tp is int or tp is bool or value is None:
+        return value
+    raise _Invalid
+
+
 def canonical_bytes(value: Any, *, path: str = "$") -> bytes:
     """Return the RFC 8785 canonical UTF-8 bytes of a JSON value.
 
@@ -266,6 +288,14 @@ def canonical_bytes(value: Any, *, path: str = "$") -> bytes:
     except _Invalid:
         _scan(value, path, 0)  # raises with the path
         raise CanonicalError(f"{path}: not a canonical JSON value") from None
+    if slow:
+        # most slow documents only hold integral floats such as 20.0: rewritten as
+        # ints (exact below 2**53, and formatted identically) they take the C path
+        try:
+            value = _ints_for_integral_floats(value)
+            slow = False
+        except _Invalid:
+            pass
     if not slow:
         try:
             return _fast_dumps(value).encode("utf-8")
