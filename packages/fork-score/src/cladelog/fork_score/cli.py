@@ -1,12 +1,23 @@
 """The ``fork-score`` command group (click).
 
-``fork-score score --parent P.json --child C.json [--weights W.json] [scalars...]``
+``fork-score score --parent P.json --child C.json [--weights W.json] [scalars...]
+[--branch-set ID --branch-id ID --parent-root R [--child-root R]]``
 prints the scored fork as one JSON object with sorted keys and exits
 
 * 0 for ACCEPT or MARGINAL,
 * 1 for REJECT,
 * 2 for bad input or usage, with one line ``error: <path>: <problem>`` on
-  stderr and no traceback.
+  stderr and no traceback; nothing is appended then.
+
+Where a deployment file is found (``--config`` of the root command,
+``$CLADELOG_CONFIG`` or ``./cladelog.toml``) and enables fork-score, scoring
+uses its term plugins and ``[settings.fork-score]``; with no deployment file
+it is the pure function with the defaults. ``--branch-set`` records the result
+as a ``fork_score.branch_scored`` event and needs a deployment.
+
+``fork-score branch-set list`` and ``fork-score branch-set show ID`` read the
+recorded branch sets. The same commands run without the ``cladelog`` root as
+``python -m cladelog.fork_score`` (:data:`standalone`).
 
 Imports stay light here: the scoring modules are imported inside the command,
 so building the group (e.g. when the core CLI collects plugin commands) costs
@@ -23,15 +34,25 @@ import click
 
 if TYPE_CHECKING:
     from cladelog.fork_score.result import ScoredFork
+    from cladelog.fork_score.service import ScoringContext
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_REJECT", "OnScored", "fork_score", "run_score"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_OK",
+    "EXIT_REJECT",
+    "OnScored",
+    "fork_score",
+    "main",
+    "run_score",
+    "standalone",
+]
 
 EXIT_OK = 0
 EXIT_REJECT = 1
 EXIT_BAD_INPUT = 2
 
 #: Callback run with the scored fork once scoring succeeded, before it is
-#: printed. This is where branch-set recording will be plugged in.
+#: printed. Branch-set recording is plugged in here.
 OnScored = Callable[["ScoredFork"], None]
 
 
@@ -80,28 +101,62 @@ def run_score(
     scalars: Mapping[str, Any] | None = None,
     *,
     on_scored: OnScored | None = None,
+    context: ScoringContext | None = None,
 ) -> ScoredFork:
     """Read the files, score the fork and hand the result to ``on_scored``.
 
-    Raises :class:`~cladelog.fork_score.errors.ForkScoreError` on bad input.
+    ``context`` (:class:`~cladelog.fork_score.service.ScoringContext`) brings a
+    deployment's extra terms, floors and default weights file; ``None`` means
+    the plain defaults. Raises
+    :class:`~cladelog.fork_score.errors.ForkScoreError` on bad input.
     """
     from cladelog.fork_score.jsonio import load_json_file
-    from cladelog.fork_score.scoring import score
-    from cladelog.fork_score.weights import weights_from_json
+    from cladelog.fork_score.service import ScoringContext, score_in_context
 
+    ctx = context if context is not None else ScoringContext()
     parent = load_json_file(parent_path)
     child = load_json_file(child_path)
-    weights = None if weights_path is None else weights_from_json(weights_path)
+    weights = ctx.load_weights(weights_path)
     scalar_kwargs: dict[str, Any] = dict(scalars or {})
-    result = score(parent, child, weights, **scalar_kwargs)
+    result = score_in_context(ctx, parent, child, weights, **scalar_kwargs)
     if on_scored is not None:
         on_scored(result)
     return result
 
 
+def _open_deployment(ctx: click.Context, need: str | None) -> Any:
+    """The deployment the root command names, or None when there is none to use.
+
+    ``need`` names the option that requires one (then a missing deployment, or
+    one that does not enable fork-score, is bad input).
+    """
+    from cladelog.core.cli import pass_deployment
+    from cladelog.core.config import find_config
+    from cladelog.core.errors import CladelogError
+
+    path = find_config(ctx.find_root().params.get("config"))
+    if not path.exists():
+        if need is not None:
+            raise _BadInput(f"{need}: needs a deployment, and {path} does not exist "
+                            "(run 'cladelog init -p fork-score' or pass --config)")
+        return None
+    def current(dep: Any) -> Any:
+        return dep
+
+    try:
+        deployment = pass_deployment(current)()  # type: ignore[call-arg]
+    except CladelogError as exc:
+        raise _BadInput(str(exc)) from None
+    if "fork-score" not in deployment.plugin_versions:
+        if need is not None:
+            raise _BadInput(f"{need}: fork-score is not enabled in the deployment {path}")
+        return None
+    return deployment
+
+
 @click.group(name="fork-score")
 def fork_score() -> None:
-    """Score a candidate fork against its parent (ForkScore)."""
+    """Score a candidate fork against its parent (ForkScore); read branch sets."""
 
 
 @fork_score.command(name="score", cls=_OneLineCommand)
@@ -144,6 +199,11 @@ def fork_score() -> None:
     metavar="N",
     help="Multi-validator agreement entropy (0 in single-validator mode).",
 )
+@click.option("--branch-set", "branch_set_id", metavar="ID",
+              help="Record the result as a branch of this branch set (needs a deployment).")
+@click.option("--branch-id", metavar="ID", help="The branch (fork) id; required with --branch-set.")
+@click.option("--parent-root", metavar="R", help="The shared parent; required with --branch-set.")
+@click.option("--child-root", metavar="R", help="The child (omit for an in-flight branch).")
 @click.pass_context
 def score_command(
     ctx: click.Context,
@@ -155,10 +215,15 @@ def score_command(
     audit_completeness: str | None,
     memory_invalidation_count: str | None,
     validator_diversity: str | None,
+    branch_set_id: str | None,
+    branch_id: str | None,
+    parent_root: str | None,
+    child_root: str | None,
 ) -> None:
     """Score CHILD against PARENT; print the scored fork as JSON.
 
-    Exit 0 on ACCEPT or MARGINAL, 1 on REJECT, 2 on bad input.
+    With --branch-set, also append a fork_score.branch_scored event. Exit 0 on
+    ACCEPT or MARGINAL, 1 on REJECT, 2 on bad input (nothing appended).
     """
     from cladelog.fork_score.errors import ForkScoreError
 
@@ -174,11 +239,141 @@ def score_command(
         "validator_diversity": _number(validator_diversity, "--validator-diversity"),
     }
     scalars = {name: value for name, value in given.items() if value is not None}
+    branch = _branch_options(branch_set_id, branch_id, parent_root, child_root)
+    deployment = _open_deployment(ctx, "--branch-set" if branch else None)
+    recorded: list[Any] = []
+
+    def record(result: ScoredFork) -> None:
+        from cladelog.fork_score.service import record_branch_score
+
+        recorded.append(record_branch_score(deployment, result, **branch))
+
+    from cladelog.core.errors import CladelogError
+    from cladelog.fork_score.service import ScoringContext, scoring_context
+
     try:
-        # BRANCH-SET HOOK: branch-set recording will pass its recorder here as
-        # ``on_scored`` (and add its options to this command). Not wired yet.
-        result = run_score(parent_path, child_path, weights_path, scalars, on_scored=None)
-    except ForkScoreError as exc:
+        context = ScoringContext() if deployment is None else scoring_context(deployment)
+        result = run_score(parent_path, child_path, weights_path, scalars,
+                           on_scored=record if branch else None, context=context)
+    except (ForkScoreError, CladelogError) as exc:
         raise _BadInput(str(exc)) from None
-    click.echo(json.dumps(result.to_dict(), sort_keys=True, allow_nan=False))
+    doc = result.to_dict()
+    if recorded:
+        event = recorded[0]
+        doc["recorded"] = {"position": event.position, "hash": event.hash,
+                           "stream": event.stream, **branch}
+    click.echo(json.dumps(doc, sort_keys=True, allow_nan=False))
     ctx.exit(EXIT_REJECT if result.verdict == "REJECT" else EXIT_OK)
+
+
+def _branch_options(
+    branch_set_id: str | None, branch_id: str | None, parent_root: str | None,
+    child_root: str | None,
+) -> dict[str, Any]:
+    """Check the branch-set options together; ``{}`` when no branch set is given."""
+    from cladelog.fork_score.events import check_id
+
+    if branch_set_id is None:
+        for option, value in (("--branch-id", branch_id), ("--parent-root", parent_root),
+                              ("--child-root", child_root)):
+            if value is not None:
+                raise _BadInput(f"{option}: only meaningful with --branch-set")
+        return {}
+    if branch_id is None:
+        raise _BadInput("--branch-set: needs --branch-id")
+    if parent_root is None:
+        raise _BadInput("--branch-set: needs --parent-root")
+    options = {"--branch-set": branch_set_id, "--branch-id": branch_id,
+               "--parent-root": parent_root, "--child-root": child_root}
+    for option, value in options.items():
+        if value is not None:
+            try:
+                check_id(value, option)
+            except ValueError as exc:
+                raise _BadInput(str(exc)) from None
+    return {"branch_set_id": branch_set_id, "branch_id": branch_id,
+            "parent_root": parent_root, "child_root": child_root}
+
+
+@fork_score.group(name="branch-set")
+def branch_set() -> None:
+    """Read recorded branch sets (fork_score.branch_scored events)."""
+
+
+@branch_set.command(name="list", cls=_OneLineCommand)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of a table.")
+@click.pass_context
+def branch_set_list(ctx: click.Context, as_json: bool) -> None:
+    """List every recorded branch set with its density and best branch."""
+    from cladelog.core.errors import CladelogError
+    from cladelog.fork_score.branch_sets import list_branch_sets
+
+    deployment = _open_deployment(ctx, "branch-set list")
+    try:
+        sets = list_branch_sets(deployment)
+    except CladelogError as exc:
+        raise _BadInput(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps({"branch_sets": [s.to_dict() for s in sets]}, sort_keys=True))
+        return
+    if not sets:
+        click.echo("no branch sets recorded")
+        return
+    click.echo(f"{'BRANCH SET':<24} {'BRANCHES':>8}  {'BEST BRANCH':<24} {'SCORE':>10}  PARENT")
+    for s in sets:
+        click.echo(f"{s.branch_set_id:<24} {s.density:>8}  {s.best_branch_id:<24} "
+                   f"{s.best_score:>10.6f}  {', '.join(s.parent_roots)}")
+
+
+@branch_set.command(name="show", cls=_OneLineCommand)
+@click.argument("branch_set_id", metavar="ID")
+@click.option("--temperature", metavar="T",
+              help="Softmax temperature (default: settings.fork-score.softmax_temperature).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of a table.")
+@click.pass_context
+def branch_set_show(
+    ctx: click.Context, branch_set_id: str, temperature: str | None, as_json: bool
+) -> None:
+    """Show the branches of branch set ID, best first, with softmax weights."""
+    from cladelog.core.errors import CladelogError
+    from cladelog.fork_score.branch_sets import default_temperature, rank_branches
+    from cladelog.fork_score.errors import ForkScoreError
+
+    temp = _number(temperature, "--temperature")
+    deployment = _open_deployment(ctx, "branch-set show")
+    try:
+        used = default_temperature(deployment) if temp is None else temp
+        ranked = rank_branches(deployment, branch_set_id, used)
+    except (ForkScoreError, CladelogError) as exc:
+        raise _BadInput(str(exc)) from None
+    if not ranked:
+        raise _BadInput(f"branch set {branch_set_id!r:.60}: nothing recorded under this id")
+    if as_json:
+        click.echo(json.dumps({"branch_set_id": branch_set_id, "density": len(ranked),
+                               "temperature": used,
+                               "branches": [b.to_dict() for b in ranked]}, sort_keys=True))
+        return
+    click.echo(f"branch set {branch_set_id}: {len(ranked)} branch(es), temperature {used:g}")
+    click.echo(f"{'RANK':>4}  {'BRANCH':<24} {'SCORE':>10} {'WEIGHT':>8}  {'VERDICT':<8}  FLAGS")
+    for b in ranked:
+        click.echo(f"{b.rank:>4}  {b.branch_id:<24} {b.score:>10.6f} {b.weight:>8.4f}  "
+                   f"{b.verdict:<8}  {', '.join(b.flags) or '-'}")
+
+
+@click.group(name="fork-score")
+@click.option("-c", "--config", metavar="FILE", envvar="CLADELOG_CONFIG",
+              help="Deployment file (default: ./cladelog.toml, or $CLADELOG_CONFIG).")
+def standalone(config: str | None) -> None:
+    """ForkScore without the cladelog root command (python -m cladelog.fork_score).
+
+    'score' works with no deployment file (the pure function with defaults).
+    """
+
+
+standalone.add_command(score_command)
+standalone.add_command(branch_set)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run :data:`standalone` (the target of ``python -m cladelog.fork_score``)."""
+    standalone.main(args=argv, prog_name="fork-score")

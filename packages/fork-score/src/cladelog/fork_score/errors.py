@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "BatteryInputError",
+    "BranchSetError",
     "ForkScoreError",
     "JsonFileError",
     "ScalarInputError",
@@ -40,3 +41,7 @@ class ScoringTermError(ForkScoreError):
 
 class JsonFileError(ForkScoreError):
     """A JSON file cannot be read or is not strict JSON."""
+
+
+class BranchSetError(ForkScoreError):
+    """A branch-set request is malformed (bad id, bad temperature, unknown set...)."""

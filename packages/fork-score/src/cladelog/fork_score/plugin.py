@@ -1,1 +1,103 @@
-"""Plugin hook implementations for cladelog-fork-score (filled by its issue)."""
+"""The ``fork-score`` cladelog plugin: hook implementations.
+
+* event types: ``fork_score.branch_scored`` (:mod:`cladelog.fork_score.events`);
+* projections: ``fork_score.branch_sets`` and ``fork_score.candidates``
+  (:mod:`cladelog.fork_score.projections`);
+* commands: the ``fork-score`` group (:mod:`cladelog.fork_score.cli`);
+* gate vote: :func:`cladelog.fork_score.gate.gate_vote`;
+* its own hook spec for term plugins, ``fork_score_terms``
+  (:mod:`cladelog.fork_score.hookspecs`);
+* configuration: ``[settings.fork-score]`` (:mod:`cladelog.fork_score.settings`),
+  checked when the deployment is configured.
+
+Only light modules are imported here, because the ``cladelog`` command line
+loads this module on every start; the rest is imported inside the hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cladelog.core.hookspecs import hookimpl
+from cladelog.core.plugins import PluginInfo
+from cladelog.fork_score.settings import ForkScoreSettings
+
+__all__ = [
+    "PLUGIN",
+    "cladelog_add_hookspecs",
+    "cladelog_cli_commands",
+    "cladelog_configure",
+    "cladelog_event_types",
+    "cladelog_gate_vote",
+    "cladelog_projections",
+]
+
+PLUGIN = PluginInfo(
+    name="fork-score",
+    version="0.1.0",
+    settings=ForkScoreSettings,
+    description="ForkScore of (parent, child) battery results; branch sets; gate vote",
+)
+
+
+@hookimpl
+def cladelog_add_hookspecs(pluginmanager: Any) -> None:
+    from cladelog.fork_score import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
+def cladelog_configure(deployment: Any) -> None:
+    """Check the settings, the term plugins' hook-spec versions, the terms and weights file."""
+    from cladelog.core.errors import ConfigError
+    from cladelog.fork_score.errors import ForkScoreError
+    from cladelog.fork_score.hookspecs import HOOKSPEC_VERSION
+    from cladelog.fork_score.service import scoring_context
+    from cladelog.fork_score.settings import check_settings
+
+    try:
+        check_settings(deployment.settings(PLUGIN.name))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    for impl in deployment.pm.hook.fork_score_terms.get_hookimpls():
+        declared = getattr(impl.plugin, "FORK_SCORE_HOOKSPEC_VERSION", HOOKSPEC_VERSION)
+        if declared != HOOKSPEC_VERSION:
+            raise ConfigError(
+                f"plugins: {impl.plugin_name!r} was built for fork-score hook specs "
+                f"v{declared}; this fork-score provides v{HOOKSPEC_VERSION}"
+            )
+    try:
+        context = scoring_context(deployment)
+        context.load_weights()
+    except ForkScoreError as exc:
+        raise ConfigError(f"settings.fork-score: {exc}") from None
+
+
+@hookimpl
+def cladelog_event_types() -> Sequence[Any]:
+    from cladelog.fork_score.events import EVENT_TYPES
+
+    return EVENT_TYPES
+
+
+@hookimpl
+def cladelog_projections() -> Sequence[Any]:
+    from cladelog.fork_score.projections import PROJECTIONS
+
+    return PROJECTIONS
+
+
+@hookimpl
+def cladelog_cli_commands() -> Sequence[Any]:
+    from cladelog.fork_score.cli import fork_score
+
+    return [fork_score]
+
+
+@hookimpl
+def cladelog_gate_vote(candidate: str, states: Mapping[str, Any], deployment: Any) -> Any:
+    from cladelog.fork_score.gate import gate_vote
+
+    return gate_vote(candidate, states.get("fork_score.candidates", {}))

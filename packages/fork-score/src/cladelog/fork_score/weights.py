@@ -14,6 +14,7 @@ the same id wherever they were loaded from (``1`` and ``1.0`` are the same).
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import math
 from collections.abc import Iterable, Mapping
@@ -142,6 +143,13 @@ DEFAULT_WEIGHTS = WeightSet()
 
 def weights_id(weights: WeightSet) -> str:
     """Hex SHA-256 of the RFC 8785 canonical bytes of ``weights.to_json_dict()``."""
+    return _cached_weights_id(weights)
+
+
+@functools.lru_cache(maxsize=128)
+def _cached_weights_id(weights: WeightSet) -> str:
+    # A WeightSet is frozen and hashable, and equal sets have equal canonical bytes
+    # (-0.0 == 0.0 both encode as 0), so the id can be remembered per set.
     return hashlib.sha256(canonical_bytes(weights.to_json_dict())).hexdigest()
 
 

@@ -1,0 +1,37 @@
+"""fork-score's vote at the promotion gate (a pure function of a projection state).
+
+The *candidate* given to ``cladelog gate CANDIDATE`` is matched against the
+``branch_id`` and the ``child_root`` of every recorded
+``fork_score.branch_scored`` event; the matching event with the highest log
+position (the latest) decides, whatever branch set it belongs to:
+
+* its verdict is REJECT -> ``block``, the reason listing its hard flags (or the
+  negative score when it has none);
+* ACCEPT or MARGINAL -> ``allow``;
+* no recorded event names the candidate -> abstain (``None``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from cladelog.core.gate import Vote
+
+__all__ = ["PLUGIN_NAME", "gate_vote"]
+
+PLUGIN_NAME = "fork-score"
+
+
+def gate_vote(candidate: str, candidates_state: Mapping[str, Any]) -> Vote | None:
+    """The vote on ``candidate`` given the ``fork_score.candidates`` state."""
+    entry = candidates_state.get("candidates", {}).get(candidate)
+    if entry is None:
+        return None
+    where = (f"branch {entry['branch_id']} of set {entry['branch_set_id']}, "
+             f"position {entry['position']}")
+    if entry["verdict"] == "REJECT":
+        flags = entry["flags"]
+        why = ", ".join(flags) if flags else f"negative score {entry['score']!r}"
+        return Vote(PLUGIN_NAME, "block", f"REJECT: {why} ({where})")
+    return Vote(PLUGIN_NAME, "allow", f"{entry['verdict']}: score {entry['score']!r} ({where})")
