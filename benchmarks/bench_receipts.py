@@ -1,0 +1,128 @@
+"""Receipts: record and verify signed receipts, and prove every index of a large Merkle tree.
+
+Baseline, measured in the same run: the bare ``cryptography`` Ed25519 verify rate
+(one signature check is the irreducible cost of accepting a receipt).
+
+    python benchmarks/run.py receipts [--events N]
+
+``--events`` sets the number of tree leaves (default 100000); 10000 receipts are
+recorded (fewer when ``--events`` is smaller).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+RECEIPTS = 10_000
+BATCH = 500
+
+
+def rate(n: int, seconds: float) -> float:
+    return n / seconds if seconds > 0 else float("inf")
+
+
+def line(label: str, n: int, seconds: float, base: float | None = None) -> float:
+    r = rate(n, seconds)
+    ratio = f"  ({r / base:.3f}x the bare Ed25519 verify rate)" if base else ""
+    print(f"  {label:<46} {n:>8} in {seconds:7.2f}s  {r:>12,.0f}/s{ratio}")
+    return r
+
+
+def bare_ed25519(n: int) -> float:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+    pub = key.public_key()
+    msgs = [f"message {i}".encode() * 8 for i in range(n)]
+    sigs = [key.sign(m) for m in msgs]
+    t = time.perf_counter()
+    for m, s in zip(msgs, sigs, strict=True):
+        pub.verify(s, m)
+    return line("baseline: cryptography Ed25519 verify", n, time.perf_counter() - t)
+
+
+def _stage(name: str, counts: list[int], sprt: bool) -> dict[str, Any]:
+    from cladelog.core import elo
+
+    est = elo.logistic_elo(counts)
+    doc: dict[str, Any] = {"name": name, "results": dict(zip(("losses", "draws", "wins"),
+                                                             counts, strict=True)),
+                           "elo": est.elo, "half_width": est.half_width}
+    if sprt:
+        llr = elo.llr_logistic(counts, 0.0, 5.0)
+        doc["criterion"] = {"type": "sprt", "elo0": 0, "elo1": 5, "alpha": 0.05, "beta": 0.05,
+                            "model": "logistic", "llr": llr}
+        doc["pass"] = llr >= elo.sprt_bounds(0.05, 0.05)[1]
+    else:
+        doc["criterion"] = {"type": "fixed", "threshold": 0}
+        doc["pass"] = est.elo - est.half_width > 0
+    return doc
+
+
+def signed_receipts(n: int, signer: Any) -> list[dict[str, Any]]:
+    from cladelog.receipts import entry_hash, make_receipt
+    from cladelog.receipts.entries import GENESIS_PREV
+
+    out, prev = [], GENESIS_PREV
+    for seq in range(n):
+        k = seq % 50
+        entry = {"seq": seq, "prev": prev, "kind": "gain_test",
+                 "candidate": {"name": "engine", "version": f"1.{seq}", "digest": f"sha256:{seq}"},
+                 "baseline": {"name": "engine", "version": "1.0", "digest": "sha256:0"},
+                 "oracle": {"name": "arena", "version": "3"}, "epoch": 0,
+                 "stages": [_stage("short", [300 + k, 400, 330 + k], seq % 2 == 0),
+                            _stage("long", [3000 + k, 4000, 3100 + 2 * k], False)]}
+        out.append(make_receipt(entry, signer))
+        prev = entry_hash(entry)
+    return out
+
+
+def run(args: Any) -> int:
+    from cladelog.core import Deployment, DeploymentConfig
+    from cladelog.receipts import Register, generate_key, parse_signer_key
+    from cladelog.receipts.merkle import MerkleTree, leaf_hash, verify_inclusion
+
+    leaves = max(int(getattr(args, "events", 100_000)), 1)
+    n = min(RECEIPTS, leaves)
+    print(f"receipts benchmark: {n} receipts, a {leaves}-leaf tree")
+    base = bare_ed25519(min(n, 5000))
+
+    oracle_s, oracle_v = generate_key("oracle.bench", bytes(range(32)))
+    log_s, log_v = generate_key("log.bench", bytes(range(32, 64)))
+    t = time.perf_counter()
+    envelopes = signed_receipts(n, parse_signer_key(oracle_s))
+    line("sign receipts (build entry + DSSE + Ed25519)", n, time.perf_counter() - t, base)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = DeploymentConfig.from_dict({"store": "bench.sqlite3", "plugins": ["receipts"],
+                                          "actor": "bench"}, path=Path(tmp) / "cladelog.toml")
+        with Deployment(cfg, create=True) as dep:
+            reg = Register(dep)
+            reg.register_key(oracle_v, "oracle")
+            reg.register_key(log_v, "log")
+            t = time.perf_counter()
+            for i in range(0, n, BATCH):
+                reg.record(envelopes[i:i + BATCH])
+            line(f"record receipts (batches of {BATCH}, all checks)", n,
+                 time.perf_counter() - t, base)
+            reg.sign_checkpoint(parse_signer_key(log_s))
+            t = time.perf_counter()
+            report = reg.verify()
+            line("verify the whole register", n, time.perf_counter() - t, base)
+            if not report.ok:
+                print(f"  verification FAILED: {report.failure}")
+                return 1
+
+    hashes = [leaf_hash(i.to_bytes(8, "big")) for i in range(leaves)]
+    t = time.perf_counter()
+    tree = MerkleTree(hashes)
+    line("build the Merkle tree (leaves)", leaves, time.perf_counter() - t)
+    root = tree.root()
+    t = time.perf_counter()
+    for i in range(leaves):
+        verify_inclusion(hashes[i], i, leaves, tree.inclusion_proof(i), root)
+    line("inclusion proof + verify, every index", leaves, time.perf_counter() - t, base)
+    return 0

@@ -1,0 +1,389 @@
+"""``cladelog receipts ...``: the register's command line.
+
+Exit codes (core conventions): 0 success; 1 a refusal or failed verification
+(a bad, unknown or revoked signature, claims that disagree with the games, an
+inconsistent checkpoint, a proof that does not verify); 2 bad input or usage.
+Errors are one line, ``error: ...``; a refused command appends nothing. Heavy
+modules are imported inside the command bodies so ``cladelog`` starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from .register import Register
+
+__all__ = ["receipts"]
+
+
+def _register() -> Register:
+    from cladelog.core.cli import pass_deployment
+
+    from .register import Register
+
+    def get(dep: Any) -> Any:
+        return dep
+
+    fetch: Any = pass_deployment(get)  # called without arguments: it supplies ``dep``
+    return Register(fetch())
+
+
+def _echo_json(doc: Any) -> None:
+    click.echo(json.dumps(doc, sort_keys=True, ensure_ascii=False))
+
+
+def _write_out(text: str, out: str | None) -> None:
+    if out is None or out == "-":
+        click.echo(text, nl=False)
+        return
+    from .errors import ReceiptInputError
+
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ReceiptInputError(f"--out: cannot write {out!r} ({exc.strerror or exc})") from None
+    click.echo(f"wrote {out}", err=True)
+
+
+def _read_text(path: str) -> str:
+    """A UTF-8 text file ('-' for stdin), with one-line errors."""
+    from .errors import ReceiptInputError
+
+    try:
+        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise ReceiptInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReceiptInputError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
+
+
+def _vkeys(values: tuple[str, ...], option: str) -> list[str]:
+    """Verifier keys given inline or as files holding one key per line."""
+    from .errors import ReceiptInputError
+
+    keys: list[str] = []
+    for value in values:
+        if "+" in value and not Path(value).exists():
+            keys.append(value.strip())
+            continue
+        try:
+            text = Path(value).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ReceiptInputError(f"{option}: {value!r} is neither a key nor a readable "
+                                    f"file ({exc})") from None
+        keys.extend(line.strip() for line in text.splitlines() if line.strip())
+    if not keys:
+        raise ReceiptInputError(f"{option}: no key given")
+    return keys
+
+
+@click.group("receipts")
+def receipts() -> None:
+    """Signed oracle receipts: the gap-free register, Elo/SPRT checks, Merkle proofs."""
+
+
+# -- recording ---------------------------------------------------------------------------
+
+
+@receipts.command("add")
+@click.argument("file", metavar="FILE")
+def add(file: str) -> None:
+    """Record receipts from FILE: one envelope (JSON), an array or JSONL; all or nothing."""
+    from .register import read_receipts_json
+
+    envelopes = read_receipts_json(_read_text(file), file)
+    recorded = _register().record(envelopes)
+    first, last = recorded[0].data["seq"], recorded[-1].data["seq"]
+    click.echo(f"recorded {len(recorded)} receipt(s), seq {first}..{last}")
+    for e in recorded:
+        if e.data["flags"]:
+            click.echo(f"warning: seq {e.data['seq']} recorded with flags "
+                       f"{', '.join(e.data['flags'])}", err=True)
+
+
+@receipts.command("list")
+@click.option("--kind", type=click.Choice(["gain_test", "special_path", "epoch_change",
+                                           "reversion"]), help="Only entries of this kind.")
+@click.option("--candidate", help="Only entries of this candidate (NAME or NAME@VERSION).")
+@click.option("--epoch", type=click.IntRange(min=0), help="Only entries of this oracle epoch.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def list_(kind: str | None, candidate: str | None, epoch: int | None, as_json: bool) -> None:
+    """List register entries, oldest first."""
+    from .projections import entries_in_window
+
+    state = _register().state()
+    for e in entries_in_window(state, -1, state["size"] - 1):
+        cand = e.get("candidate") or {}
+        label = f"{cand.get('name')}@{cand.get('version')}" if cand else ""
+        if kind and e["kind"] != kind:
+            continue
+        if candidate and candidate not in (cand.get("name"), label):
+            continue
+        if epoch is not None and e.get("epoch") != epoch:
+            continue
+        if as_json:
+            _echo_json(e)
+            continue
+        detail = ""
+        if e["kind"] == "gain_test":
+            detail = " ".join(f"{s.get('name')} {s.get('elo', 0):+.2f}"
+                              f"{'' if s.get('pass') else ' (fail)'}"
+                              for s in e.get("stages", []))
+            detail += f" epoch {e.get('epoch')} {'PASS' if e.get('pass') else 'fail'}"
+        elif e["kind"] == "special_path":
+            detail = str(e.get("path"))
+        elif e["kind"] == "epoch_change":
+            detail = f"{(e.get('oracle') or {}).get('name')} -> epoch {e.get('epoch')}"
+        else:
+            detail = f"reverts seq {e.get('reverts')}"
+        flags = f"  [{', '.join(e['flags'])}]" if e["flags"] else ""
+        click.echo(f"{e['seq']:>6}  {e['kind']:<12}  {label:<24}  {detail}{flags}")
+
+
+@receipts.command("show")
+@click.argument("seq", type=click.IntRange(min=0))
+def show(seq: int) -> None:
+    """Print the recorded event data of entry SEQ as JSON."""
+    event = _register().entry_event(seq)
+    _echo_json(event.data | {"position": event.position})
+
+
+@receipts.command("verify")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--strict", is_flag=True, help="Also fail on entries recorded with flags.")
+def verify(as_json: bool, strict: bool) -> None:
+    """Check every signature, the entry chain, the recomputations and the checkpoints."""
+    from cladelog.core.cli import fail
+
+    report = _register().verify()
+    ok = report.ok and not (strict and report.flagged)
+    if as_json:
+        _echo_json(report.to_json())
+        if not ok:
+            sys.exit(1)
+        return
+    if not report.ok:
+        fail(report.failure or "verification failed", 1)
+    if strict and report.flagged:
+        fail(f"seq {report.flagged[0]}: recorded with mismatch flags (--strict)", 1)
+    flagged = f", {len(report.flagged)} flagged" if report.flagged else ""
+    click.echo(f"ok: {report.entries} entries verified{flagged}; {report.checkpoints} "
+               f"checkpoint(s), the latest covers {report.covered}")
+
+
+# -- keys --------------------------------------------------------------------------------
+
+
+@receipts.command("keygen")
+@click.argument("name")
+@click.option("--out", "prefix", metavar="PREFIX",
+              help="Write PREFIX.key and PREFIX.vkey (default: NAME with '/' as '_').")
+def keygen(name: str, prefix: str | None) -> None:
+    """Write a new Ed25519 signed-note key pair: PREFIX.key (private) and PREFIX.vkey."""
+    import os
+
+    from .errors import ReceiptInputError
+    from .note import NoteError, generate_key
+
+    try:
+        skey, vkey = generate_key(name)
+    except NoteError as exc:
+        raise ReceiptInputError(str(exc)) from None
+    base = prefix or name.replace("/", "_")
+    private, public = Path(f"{base}.key"), Path(f"{base}.vkey")
+    for p in (private, public):
+        if p.exists():
+            raise ReceiptInputError(f"--out: {p} exists; refusing to overwrite a key")
+    try:
+        fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(skey + "\n")
+        public.write_text(vkey + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ReceiptInputError(f"--out: cannot write the key files ({exc})") from None
+    click.echo(vkey)
+    click.echo(f"wrote {private} (private, keep it off the log) and {public}", err=True)
+
+
+@receipts.command("sign")
+@click.argument("file", metavar="ENTRY")
+@click.option("--key", "key_file", required=True, metavar="FILE", help="The oracle's key file.")
+@click.option("--out", metavar="FILE", help="Write the envelope here (default: stdout).")
+def sign(file: str, key_file: str, out: str | None) -> None:
+    """Sign an unsigned register entry (JSON) and print the receipt envelope.
+
+    When ENTRY has neither "seq" nor "prev", they are filled with the
+    register's next seq and the hash of its last entry.
+    """
+    from cladelog.core.cli import read_json_file
+
+    from .errors import EntryError
+    from .receipt import make_receipt
+    from .register import load_signer_file
+
+    doc = read_json_file(file)
+    if not isinstance(doc, dict):
+        raise EntryError(f"{file}: entry: must be a JSON object")
+    signer = load_signer_file(key_file, "--key")
+    if "seq" not in doc and "prev" not in doc:
+        state = _register().state()
+        doc = {"seq": state["size"], "prev": state["head"], **doc}
+    envelope = make_receipt(doc, signer)
+    _write_out(json.dumps(envelope, sort_keys=True) + "\n", out)
+
+
+@receipts.group("key")
+def key() -> None:
+    """Register, revoke and list the oracle and log public keys."""
+
+
+@key.command("add")
+@click.argument("vkey", metavar="VKEY")
+@click.option("--role", type=click.Choice(["oracle", "log"]), required=True)
+def key_add(vkey: str, role: str) -> None:
+    """Register a verifier key (the key string, or a file holding it)."""
+    (text,) = _vkeys((vkey,), "VKEY")[:1]
+    event = _register().register_key(text, role)
+    click.echo(f"registered {event.data['key_ref']} as {role} key (position {event.position})")
+
+
+@key.command("revoke")
+@click.argument("key_ref", metavar="NAME+KEYID")
+@click.option("--from", "from_seq", type=click.IntRange(min=0), default=None,
+              help="First seq whose signature is invalid (default: the next seq).")
+@click.option("--reason", default="revoked", show_default=True)
+def key_revoke(key_ref: str, from_seq: int | None, reason: str) -> None:
+    """Revoke a key from a register position on."""
+    event = _register().revoke_key(key_ref, from_seq, reason)
+    click.echo(f"revoked {key_ref} from seq {event.data['from_seq']}")
+
+
+@key.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def key_list(as_json: bool) -> None:
+    """List registered keys, their role and validity."""
+    state = _register().state()
+    for ref, k in sorted(state["keys"].items()):
+        if as_json:
+            _echo_json({"key_ref": ref} | k)
+            continue
+        valid = "valid" if k["revoked_from"] is None else f"revoked from seq {k['revoked_from']}"
+        click.echo(f"{k['role']:<7} {ref:<40} {valid}")
+
+
+# -- the Merkle log ----------------------------------------------------------------------
+
+
+@receipts.command("checkpoint")
+@click.option("--log-key", "log_key", metavar="FILE",
+              help="The log's signer key file (default: the setting log_key_file).")
+def checkpoint(log_key: str | None) -> None:
+    """Sign a checkpoint of the register's Merkle tree with the log key."""
+    from .errors import ReceiptInputError
+    from .register import load_signer_file
+
+    reg = _register()
+    path = log_key or reg.settings.log_key_file
+    if not path:
+        raise ReceiptInputError("--log-key: no log key file (give --log-key FILE or set "
+                                "log_key_file in [settings.receipts])")
+    base = reg.deployment.config.path
+    if not log_key and base is not None and not Path(path).is_absolute():
+        path = str(Path(base).parent / path)
+    cp, new = reg.sign_checkpoint(load_signer_file(path))
+    word = "signed" if new else "already signed"
+    click.echo(f"{word}: checkpoint {cp['origin']} size {cp['size']} root {cp['root']}")
+
+
+@receipts.command("prove")
+@click.argument("seq", type=click.IntRange(min=0))
+@click.option("--out", metavar="FILE", help="Write the proof here (default: stdout).")
+def prove(seq: int, out: str | None) -> None:
+    """Write a c2sp.org/tlog-proof@v1 inclusion proof of entry SEQ at the latest checkpoint."""
+    _write_out(_register().inclusion_proof(seq), out)
+
+
+@receipts.command("consistency")
+@click.argument("old", type=click.IntRange(min=1))
+@click.argument("new", type=click.IntRange(min=1))
+@click.option("--out", metavar="FILE", help="Write the proof here (default: stdout).")
+def consistency(old: int, new: int, out: str | None) -> None:
+    """Write a consistency proof between the signed checkpoints of sizes OLD and NEW."""
+    _write_out(_register().consistency_proof(old, new), out)
+
+
+@receipts.command("verify-proof")
+@click.argument("file", metavar="FILE")
+@click.option("--log-key", "log_keys", multiple=True, required=True, metavar="VKEY",
+              help="A trusted log verifier key, or a file of them (repeatable).")
+@click.option("--leaf", metavar="ENVELOPE", help="The receipt envelope an inclusion proof is for.")
+@click.option("--oracle-key", "oracle_keys", multiple=True, metavar="VKEY",
+              help="Also check the receipt's signature against this oracle key (repeatable).")
+@click.option("--origin", help="The expected checkpoint origin (default: a log key's name).")
+def verify_proof(file: str, log_keys: tuple[str, ...], leaf: str | None,
+                 oracle_keys: tuple[str, ...], origin: str | None) -> None:
+    """Check an inclusion or consistency proof offline, with trusted public keys only."""
+    from cladelog.core.cli import fail, read_json_file
+
+    from .errors import ReceiptInputError
+    from .proofs import CONSISTENCY_HEADER, TLOG_PROOF_HEADER
+    from .receipt import receipt_leaf
+    from .verify import (
+        VerificationError,
+        verify_consistency_proof,
+        verify_inclusion_proof,
+        verify_receipt,
+    )
+
+    text = _read_text(file)
+    keys = _vkeys(log_keys, "--log-key")
+    header = text.split("\n", 1)[0]
+    try:
+        if header == CONSISTENCY_HEADER:
+            c = verify_consistency_proof(text, keys, origin=origin)
+            click.echo(f"ok: {c.new.origin} size {c.new.size} extends size {c.old.size}")
+            return
+        if header != TLOG_PROOF_HEADER:
+            raise ReceiptInputError(f"{file}: line 1: not a proof file ({TLOG_PROOF_HEADER!r} "
+                                    f"or {CONSISTENCY_HEADER!r})")
+        if leaf is None:
+            raise ReceiptInputError("--leaf: required to check an inclusion proof")
+        envelope = read_json_file(leaf)
+        if oracle_keys:
+            r = verify_receipt(envelope, text, oracle_keys=_vkeys(oracle_keys, "--oracle-key"),
+                               log_keys=keys, origin=origin)
+            inc = r.inclusion
+        else:
+            inc = verify_inclusion_proof(text, receipt_leaf(envelope), keys, origin=origin)
+    except VerificationError as exc:
+        fail(str(exc), 1)
+    click.echo(f"ok: entry {inc.index} is in {inc.checkpoint.origin} at size "
+               f"{inc.checkpoint.size}")
+
+
+@receipts.command("publish")
+@click.argument("directory", metavar="DIR")
+def publish(directory: str) -> None:
+    """Write the static audit layout (checkpoint, entries, proofs, keys) into DIR."""
+    from .errors import ReceiptInputError
+
+    files = _register().publication()
+    root = Path(directory)
+    try:
+        for rel, content in sorted(files.items()):
+            target = root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+    except OSError as exc:
+        raise ReceiptInputError(f"DIR: cannot write {directory!r} ({exc.strerror or exc})") \
+            from None
+    entries = sum(1 for rel in files if rel.startswith("entries/"))
+    click.echo(f"published {entries} entries with proofs and the checkpoint to {directory}")

@@ -1,0 +1,277 @@
+"""The ``cladelog receipts`` command line: round trips, exit codes, hostile input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cladelog.receipts import Register, verify_inclusion_proof
+from cladelog.receipts.note import sign_note
+from receipts_helpers import Chain, Keys, gain_test, register_events
+
+
+@pytest.fixture
+def keyfiles(files: Any, keys: Keys) -> dict[str, str]:
+    return {"oracle": files("oracle.key", keys.oracle_skey + "\n"),
+            "oracle_v": files("oracle.vkey", keys.oracle_vkey + "\n"),
+            "log": files("log.key", keys.log_skey + "\n"),
+            "log_v": files("log.vkey", keys.log_vkey + "\n")}
+
+
+def _ok(result: Any) -> str:
+    assert result.exit_code == 0, result.output
+    return str(result.output)
+
+
+def _setup(cladelog_env: Any, keyfiles: dict[str, str]) -> None:
+    _ok(cladelog_env.cli("receipts", "key", "add", keyfiles["oracle_v"], "--role", "oracle"))
+    _ok(cladelog_env.cli("receipts", "key", "add", keyfiles["log_v"], "--role", "log"))
+
+
+def test_keygen_writes_a_pair_and_refuses_to_overwrite(cladelog_env: Any, tmp_path: Path) -> None:
+    prefix = str(tmp_path / "k")
+    out = _ok(cladelog_env.cli("receipts", "keygen", "oracle.test", "--out", prefix))
+    vkey = (tmp_path / "k.vkey").read_text().strip()
+    assert out.splitlines()[0] == vkey and vkey.startswith("oracle.test+")
+    assert (tmp_path / "k.key").read_text().startswith("PRIVATE+KEY+oracle.test+")
+    assert (tmp_path / "k.key").stat().st_mode & 0o077 == 0
+    again = cladelog_env.cli("receipts", "keygen", "oracle.test", "--out", prefix)
+    assert again.exit_code == 2 and "refusing to overwrite" in again.output
+
+
+def test_full_round_trip(cladelog_env: Any, keyfiles: dict[str, str], keys: Keys, files: Any,
+                         tmp_path: Path) -> None:
+    _setup(cladelog_env, keyfiles)
+    # sign fills seq and prev from the register when both are absent
+    unsigned = {k: v for k, v in gain_test(0, "0" * 64).items() if k not in ("seq", "prev")}
+    envelope = _ok(cladelog_env.cli("receipts", "sign", files("e0.json", unsigned),
+                                    "--key", keyfiles["oracle"]))
+    r0 = files("r0.json", envelope)
+    assert "recorded 1 receipt(s), seq 0..0" in _ok(cladelog_env.cli("receipts", "add", r0))
+    chain = Chain(keys)
+    chain.next(gain_test(0, "0" * 64))  # advance the local chain past seq 0
+    batch = "\n".join(json.dumps(chain.next()) for _ in range(3)) + "\n"
+    assert "seq 1..3" in _ok(cladelog_env.cli("receipts", "add", files("b.jsonl", batch)))
+
+    listed = _ok(cladelog_env.cli("receipts", "list", "--json")).splitlines()
+    assert [json.loads(x)["seq"] for x in listed] == [0, 1, 2, 3]
+    only = _ok(cladelog_env.cli("receipts", "list", "--candidate", "engine@1.2"))
+    assert len(only.splitlines()) == 1 and only.split()[0] == "2"
+    assert _ok(cladelog_env.cli("receipts", "list", "--kind", "reversion")) == ""
+    shown = json.loads(_ok(cladelog_env.cli("receipts", "show", "2")))
+    assert shown["seq"] == 2 and shown["entry"]["candidate"]["version"] == "1.2"
+
+    _ok(cladelog_env.cli("receipts", "checkpoint", "--log-key", keyfiles["log"]))
+    proof = tmp_path / "p2.proof"
+    _ok(cladelog_env.cli("receipts", "prove", "2", "--out", str(proof)))
+    leaf = files("leaf2.json", shown["envelope"])
+    out = _ok(cladelog_env.cli("receipts", "verify-proof", str(proof), "--log-key",
+                               keys.log_vkey, "--leaf", leaf, "--oracle-key", keys.oracle_vkey))
+    assert out.startswith("ok: entry 2 is in log.example at size 4")
+    # the same proof does not prove another entry
+    other = files("leaf1.json", json.loads(_ok(cladelog_env.cli("receipts", "show",
+                                                                "1")))["envelope"])
+    bad = cladelog_env.cli("receipts", "verify-proof", str(proof), "--log-key", keys.log_vkey,
+                           "--leaf", other)
+    assert bad.exit_code == 1 and bad.output.startswith("error: inclusion:")
+
+    # grow, checkpoint again, prove consistency 4 -> 6
+    more = "\n".join(json.dumps(chain.next()) for _ in range(2)) + "\n"
+    _ok(cladelog_env.cli("receipts", "add", files("m.jsonl", more)))
+    _ok(cladelog_env.cli("receipts", "checkpoint", "--log-key", keyfiles["log"]))
+    cons = tmp_path / "c.proof"
+    _ok(cladelog_env.cli("receipts", "consistency", "4", "6", "--out", str(cons)))
+    out = _ok(cladelog_env.cli("receipts", "verify-proof", str(cons), "--log-key",
+                               keyfiles["log_v"]))
+    assert out.startswith("ok: log.example size 6 extends size 4")
+    assert "ok: 6 entries verified" in _ok(cladelog_env.cli("receipts", "verify"))
+
+    # publish: the layout an auditor downloads verifies offline
+    pub = tmp_path / "pub"
+    _ok(cladelog_env.cli("receipts", "publish", str(pub)))
+    index = json.loads((pub / "index.json").read_text())
+    assert index["size"] == 6 and [e["seq"] for e in index["entries"]] == list(range(6))
+    trusted = (pub / "keys" / "log.vkeys").read_text().split()
+    for seq in range(6):
+        leaf_bytes = (pub / "entries" / f"{seq}.json").read_bytes()
+        got = verify_inclusion_proof((pub / "proofs" / f"{seq}.tlog-proof").read_text(),
+                                     leaf_bytes, trusted)
+        assert got.index == seq and got.checkpoint.size == 6
+    assert (pub / "checkpoint").read_text().startswith("log.example\n6\n")
+
+
+def test_tampered_proofs_fail(cladelog_env: Any, reg: Register, keys: Keys, chain: Chain,
+                              files: Any) -> None:
+    reg.record([chain.next() for _ in range(5)])
+    reg.sign_checkpoint(keys.log)
+    text = reg.inclusion_proof(3)
+    leaf = files("leaf.json", register_events(cladelog_env)[3].data["envelope"])
+    lines = text.split("\n")
+    lines[2] = ("A" if lines[2][0] != "A" else "B") + lines[2][1:]  # first audit-path hash
+    tampered = files("t.proof", "\n".join(lines))
+    r = cladelog_env.cli("receipts", "verify-proof", tampered, "--log-key", keys.log_vkey,
+                         "--leaf", leaf)
+    assert r.exit_code == 1 and "inclusion" in r.output
+    # a checkpoint re-signed by a key that is not the trusted log key
+    body, _, _ = text.partition("\n\n")
+    forged = body + "\n\n" + sign_note("log.example\n5\n" + "A" * 43 + "=\n", keys.other)
+    r = cladelog_env.cli("receipts", "verify-proof", files("f.proof", forged),
+                         "--log-key", keys.log_vkey, "--leaf", leaf)
+    assert r.exit_code == 1 and "checkpoint" in r.output
+    r = cladelog_env.cli("receipts", "verify-proof", files("junk.proof", "hello\n"),
+                         "--log-key", keys.log_vkey)
+    assert r.exit_code == 2 and r.output.startswith("error:")
+
+
+def test_verify_exits_1_naming_the_first_failing_entry(cladelog_env: Any, reg: Register,
+                                                       keys: Keys, chain: Chain) -> None:
+    reg.record([chain.next() for _ in range(3)])
+    data = register_events(cladelog_env)[2].data
+    # a second copy of seq 2 appended raw: nothing the register would write
+    cladelog_env.append("receipts.entry_recorded", data, stream="receipts.register")
+    r = cladelog_env.cli("receipts", "verify")
+    assert r.exit_code == 1 and r.output.startswith("error: seq 2 (position")
+
+
+def test_never_signs_two_inconsistent_checkpoints(cladelog_env: Any, reg: Register, keys: Keys,
+                                                  chain: Chain) -> None:
+    reg.record([chain.next() for _ in range(3)])
+    cp, new = reg.sign_checkpoint(keys.log)
+    assert new and cp["size"] == 3
+    assert reg.sign_checkpoint(keys.log)[1] is False  # nothing new: nothing signed
+    # somebody records a checkpoint of size 3 with another root, signed by the log key
+    fake_root = bytes(32)
+    note = sign_note("log.example\n3\n" + "A" * 43 + "=\n", keys.log)
+    cladelog_env.append("receipts.checkpoint_signed",
+                        {"size": 3, "root": fake_root.hex(), "origin": "log.example",
+                         "key_ref": keys.log.verifier().key_ref, "note": note},
+                        stream="receipts.checkpoints")
+    reg.record([chain.next()])
+    before = len(cladelog_env.events())
+    r = cladelog_env.cli("receipts", "checkpoint", "--log-key", _keyfile(cladelog_env, keys))
+    assert r.exit_code == 1 and "not consistent with the register" in r.output
+    assert len(cladelog_env.events()) == before
+    report = reg.verify()
+    assert not report.ok and "root does not match" in (report.failure or "")
+
+
+def _keyfile(env: Any, keys: Keys) -> str:
+    path = Path(env.root) / "log.key"
+    path.write_text(keys.log_skey)
+    return str(path)
+
+
+class TestLogKeySetting:
+    @pytest.fixture
+    def cladelog_settings(self) -> dict[str, dict[str, Any]]:
+        return {"receipts": {"log_key_file": "log-from-setting.key"}}
+
+    def test_checkpoint_reads_the_key_file_setting(self, cladelog_env: Any, reg: Register,
+                                                   keys: Keys, chain: Chain) -> None:
+        reg.record([chain.next()])
+        r = cladelog_env.cli("receipts", "checkpoint")
+        assert r.exit_code == 2 and "log-from-setting.key" in r.output
+        (Path(cladelog_env.root) / "log-from-setting.key").write_text(keys.log_skey)
+        assert "signed: checkpoint log.example size 1" in _ok(
+            cladelog_env.cli("receipts", "checkpoint"))
+        assert keys.log_skey not in json.dumps([e.to_json() for e in cladelog_env.events()])
+
+
+def test_checkpoint_refuses_an_unregistered_or_oracle_key(cladelog_env: Any, reg: Register,
+                                                          keys: Keys, chain: Chain) -> None:
+    reg.record([chain.next()])
+    for signer in (keys.other, keys.oracle):
+        path = Path(cladelog_env.root) / "k.key"
+        path.write_text(signer.skey)
+        r = cladelog_env.cli("receipts", "checkpoint", "--log-key", str(path))
+        assert r.exit_code == 1 and "is not registered as a log key" in r.output
+
+
+def test_key_commands(cladelog_env: Any, keyfiles: dict[str, str], keys: Keys) -> None:
+    _setup(cladelog_env, keyfiles)
+    ref = keys.oracle.verifier().key_ref
+    _ok(cladelog_env.cli("receipts", "key", "revoke", ref, "--from", "0", "--reason", "leak"))
+    listed = [json.loads(x) for x in
+              _ok(cladelog_env.cli("receipts", "key", "list", "--json")).splitlines()]
+    by_ref = {k["key_ref"]: k for k in listed}
+    assert by_ref[ref]["revoked_from"] == 0 and by_ref[ref]["role"] == "oracle"
+    r = cladelog_env.cli("receipts", "key", "revoke", "nobody+00000000")
+    assert r.exit_code == 2 and "is not registered" in r.output
+
+
+@pytest.mark.parametrize("content", [
+    "", "{", "[1, 2]", '{"payload": 5}', "null", "[" * 10000, '{"a": NaN}',
+    '{"payload": "", "payloadType": "x", "signatures": []}',
+    '{"payload": "\\ud800", "payloadType": "application/vnd.in-toto+json", '
+    '"signatures": [{"keyid": "a", "sig": "AA=="}]}',
+    '{"payload": "AA==", "payloadType": "application/vnd.in-toto+json", '
+    '"signatures": [{"keyid": 1e400, "sig": "AA=="}]}',
+    b"\xff\xfe",
+])
+def test_hostile_add_exits_2_and_appends_nothing(cladelog_env: Any, reg: Register, files: Any,
+                                                 content: Any) -> None:
+    before = len(cladelog_env.events())
+    r = cladelog_env.cli("receipts", "add", files("h.json", content))
+    assert r.exit_code in (1, 2), r.output
+    assert r.exit_code == 2 or "signature" in r.output
+    assert r.output.startswith("error: ") and len(r.output.strip().splitlines()) == 1
+    assert len(cladelog_env.events()) == before
+
+
+@pytest.mark.parametrize("args", [
+    ("show", "0"), ("show", "-1"), ("prove", "0"), ("consistency", "1", "2"),
+    ("add", "/nonexistent/file.json"), ("publish", "/tmp/x"), ("checkpoint",),
+    ("key", "add", "garbage", "--role", "oracle"), ("sign", "/nonexistent", "--key", "x"),
+])
+def test_bad_arguments_exit_2(cladelog_env: Any, reg: Register, args: tuple[str, ...]) -> None:
+    before = len(cladelog_env.events())
+    r = cladelog_env.cli("receipts", *args)
+    assert r.exit_code == 2, r.output
+    assert len(cladelog_env.events()) == before
+
+
+def _signed_payload(keys: Keys, body: bytes) -> dict[str, Any]:
+    """An envelope over arbitrary bytes, validly signed by the registered oracle key."""
+    from cladelog.receipts.dsse import PAYLOAD_TYPE_INTOTO, sign_envelope
+
+    return sign_envelope(body, PAYLOAD_TYPE_INTOTO, keys.oracle.sign,
+                         keys.oracle.verifier().key_ref)
+
+
+@pytest.mark.parametrize("body", [
+    b'{"_type":"https://in-toto.io/Statement/v1","predicate":{"seq":123456789012345678901}}',
+    b'{"_type":"https://in-toto.io/Statement/v1","predicate":' + b"[" * 5000 + b"]" * 5000
+    + b"}",
+    b'{"a":"\\ud800"}',
+    b"\xff not utf-8",
+    b'{"a":1,"a":1}',
+])
+def test_validly_signed_hostile_payloads_exit_2(cladelog_env: Any, reg: Register, keys: Keys,
+                                                files: Any, body: bytes) -> None:
+    before = len(cladelog_env.events())
+    r = cladelog_env.cli("receipts", "add", files("s.json", _signed_payload(keys, body)))
+    assert r.exit_code == 2, r.output
+    assert r.output.startswith("error: receipt:") and len(r.output.strip().splitlines()) == 1
+    assert len(cladelog_env.events()) == before
+
+
+def test_signed_entry_breaking_the_schema_exits_2(cladelog_env: Any, reg: Register, keys: Keys,
+                                                  files: Any) -> None:
+    from cladelog.core.canonical import canonical_bytes
+
+    doc = gain_test(0, "0" * 64)
+    doc["stages"][0]["results"] = {"losses": 0, "draws": 0, "wins": 0}
+    stmt = {"_type": "https://in-toto.io/Statement/v1",
+            "subject": [{"name": "register-entry-0", "digest": {"sha256": "00"}}],
+            "predicateType": "https://cladelog.dev/receipts/register-entry/v1",
+            "predicate": doc}
+    r = cladelog_env.cli("receipts", "add",
+                         files("z.json", _signed_payload(keys, canonical_bytes(stmt))))
+    assert r.exit_code == 2 and "stages[0].results: zero games" in r.output
+    assert register_events(cladelog_env) == []
+    # the sign command refuses the same entry before signing anything
+    r = cladelog_env.cli("receipts", "sign", files("u.json", doc), "--key",
+                         files("o.key", keys.oracle_skey))
+    assert r.exit_code == 2 and "zero games" in r.output

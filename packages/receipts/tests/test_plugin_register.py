@@ -1,0 +1,249 @@
+"""Recording receipts through the register: signatures, keys, sequence, claims, replay."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+from cladelog.core import ConcurrencyError, NewEvent
+from cladelog.core.canonical import canonical_bytes
+from cladelog.receipts import (
+    ClaimMismatchError,
+    ReceiptInputError,
+    Register,
+    SequenceError,
+    SignatureRefused,
+    entries_in_window,
+    make_receipt,
+)
+from cladelog.receipts.dsse import PAYLOAD_TYPE_INTOTO, pae
+from receipts_helpers import Chain, Keys, gain_test, register_events
+
+
+def _refused(env: Any, reg: Register, envelopes: list[Any], exc: type, match: str) -> None:
+    before = len(env.events())
+    with pytest.raises(exc, match=match):
+        reg.record(envelopes)
+    assert len(env.events()) == before, "a refused command must append nothing"
+
+
+def test_record_appends_the_contract_event(cladelog_env: Any, reg: Register,
+                                           chain: Chain) -> None:
+    env0 = chain.next()
+    recorded = reg.record([env0])
+    (event,) = register_events(cladelog_env)
+    assert event.type == "receipts.entry_recorded" and event.stream == "receipts.register"
+    assert event.stream_version == 1 and recorded[0].position == event.position
+    data = event.data
+    signed = json.loads(base64.b64decode(env0["payload"]))["predicate"]
+    assert data["entry"] == signed and data["seq"] == 0 and data["kind"] == "gain_test"
+    assert data["envelope"] == env0 and data["flags"] == []
+    assert [s["name"] for s in data["entry"]["stages"]] == ["short", "long"]
+    assert all({"elo", "half_width", "pass"} <= set(s) for s in data["entry"]["stages"])
+    import hashlib
+
+    assert data["leaf_hash"] == hashlib.sha256(b"\x00" + canonical_bytes(env0)).hexdigest()
+    assert data["recomputed"]["stages"][0]["model"] == "trinomial"
+    assert data["recomputed"]["stages"][0]["interval_method"]
+
+
+def test_forged_signature_is_refused(cladelog_env: Any, reg: Register, chain: Chain) -> None:
+    env0 = chain.next()
+    sig = bytearray(base64.b64decode(env0["signatures"][0]["sig"]))
+    sig[0] ^= 1
+    env0["signatures"][0]["sig"] = base64.b64encode(bytes(sig)).decode()
+    _refused(cladelog_env, reg, [env0], SignatureRefused, "does not verify")
+
+
+def test_unknown_key_is_refused(cladelog_env: Any, reg: Register, keys: Keys,
+                                chain: Chain) -> None:
+    _refused(cladelog_env, reg, [chain.next(signer=keys.other)], SignatureRefused,
+             r"no signature by a trusted keyid \(got \['rogue\.example\+")
+
+
+def test_log_key_cannot_sign_receipts(cladelog_env: Any, reg: Register, keys: Keys,
+                                      chain: Chain) -> None:
+    _refused(cladelog_env, reg, [chain.next(signer=keys.log)], SignatureRefused,
+             "registered as a log key, not an oracle key")
+
+
+def test_revoked_key_from_a_position_on(cladelog_env: Any, reg: Register, keys: Keys,
+                                        chain: Chain) -> None:
+    reg.record([chain.next()])
+    reg.revoke_key(keys.oracle.verifier().key_ref, 1, "leaked")
+    _refused(cladelog_env, reg, [chain.next()], SignatureRefused,
+             r"revoked from seq 1")
+    assert reg.verify().ok  # seq 0 was signed before the revocation point
+
+
+def test_retroactive_revocation_fails_verify(reg: Register, keys: Keys, chain: Chain) -> None:
+    reg.record([chain.next(), chain.next()])
+    reg.revoke_key(keys.oracle.verifier().key_ref, 1, "leaked earlier than we knew")
+    report = reg.verify()
+    assert not report.ok and report.failure is not None
+    assert report.failure.startswith("seq 1 ") and "revoked from seq 1" in report.failure
+
+
+def test_sequence_gap_and_duplicate(cladelog_env: Any, reg: Register, chain: Chain) -> None:
+    first = chain.next()
+    reg.record([first])
+    _refused(cladelog_env, reg, [first], SequenceError, r"0 is already recorded \(duplicate\)")
+    chain.next()  # seq 1 is skipped
+    _refused(cladelog_env, reg, [chain.next()], SequenceError, r"2 would leave a gap")
+
+
+def test_wrong_prev_is_refused(cladelog_env: Any, reg: Register, keys: Keys,
+                               chain: Chain) -> None:
+    reg.record([chain.next()])
+    bad = make_receipt(gain_test(1, "cd" * 32), keys.oracle)
+    _refused(cladelog_env, reg, [bad], SequenceError, r"entry\.prev: .* is not the hash of entry 0")
+
+
+def test_batch_is_all_or_nothing(cladelog_env: Any, reg: Register, keys: Keys,
+                                 chain: Chain) -> None:
+    good = [chain.next(), chain.next()]
+    bad = chain.next(signer=keys.other)
+    _refused(cladelog_env, reg, [*good, bad], SignatureRefused, r"^receipts\[2\]:")
+    assert len(reg.record(good)) == 2
+
+
+def test_payload_tampered_after_signing(cladelog_env: Any, reg: Register, chain: Chain) -> None:
+    env0 = chain.next()
+    stmt = json.loads(base64.b64decode(env0["payload"]))
+    stmt["predicate"]["stages"][0]["elo"] = 500
+    env0["payload"] = base64.b64encode(canonical_bytes(stmt)).decode()
+    _refused(cladelog_env, reg, [env0], SignatureRefused, "does not verify")
+
+
+def test_non_canonical_payload_is_refused_even_when_validly_signed(
+        cladelog_env: Any, reg: Register, keys: Keys, chain: Chain) -> None:
+    env0 = chain.next()
+    stmt = json.loads(base64.b64decode(env0["payload"]))
+    body = json.dumps(stmt, indent=1).encode()  # same JSON value, not RFC 8785 bytes
+    sig = keys.oracle.sign(pae(PAYLOAD_TYPE_INTOTO, body))
+    env0["payload"] = base64.b64encode(body).decode()
+    env0["signatures"][0]["sig"] = base64.b64encode(sig).decode()
+    _refused(cladelog_env, reg, [env0], ReceiptInputError, "not in RFC 8785 canonical form")
+
+
+def test_claim_mismatch_is_refused_by_default(cladelog_env: Any, reg: Register,
+                                              chain: Chain) -> None:
+    doc = gain_test(0, chain.prev)
+    doc["stages"][0]["elo"] = 80.0  # independent value is 120.41
+    with pytest.raises(ClaimMismatchError, match="ELO_MISMATCH") as info:
+        reg.record([chain.next(doc)])
+    assert info.value.flags == ("ELO_MISMATCH",)
+    assert register_events(cladelog_env) == []
+
+
+class TestRecordSetting:
+    @pytest.fixture
+    def cladelog_settings(self) -> dict[str, dict[str, Any]]:
+        return {"receipts": {"on_mismatch": "record"}}
+
+    def test_mismatch_is_recorded_with_its_flags(self, cladelog_env: Any, reg: Register,
+                                                 chain: Chain) -> None:
+        doc = gain_test(0, chain.prev)
+        doc["stages"][1]["pass"] = not doc["stages"][1]["pass"]
+        doc["stages"][0]["criterion"] = {"type": "sprt", "elo0": 0, "elo1": 5, "alpha": 0.05,
+                                         "beta": 0.05, "model": "logistic", "llr": 42.0}
+        doc["stages"][0]["pass"] = True
+        reg.record([chain.next(doc)])
+        (event,) = register_events(cladelog_env)
+        assert event.data["flags"] == ["LLR_MISMATCH", "STAGE_VERDICT_MISMATCH"]
+        assert event.data["recomputed"]["flags"] == event.data["flags"]
+        report = reg.verify()
+        assert report.ok and report.flagged == (0,)
+
+
+def test_epoch_change_and_epoch_mismatch(cladelog_env: Any, reg: Register, chain: Chain) -> None:
+    reg.record([chain.next()])
+    change = chain.entry("epoch_change", oracle={"name": "arena", "version": "4"}, epoch=1,
+                         reason="new opening book")
+    reg.record([chain.next(change)])
+    stale = gain_test(chain.seq, chain.prev, epoch=0)
+    with pytest.raises(ClaimMismatchError, match="EPOCH_MISMATCH"):
+        reg.record([make_receipt(stale, chain.keys.oracle)])
+    back = chain.entry("epoch_change", oracle={"name": "arena", "version": "4"}, epoch=1,
+                       reason="again")
+    _refused(cladelog_env, reg, [make_receipt(back, chain.keys.oracle)], ReceiptInputError,
+             r"entry\.epoch: must be greater than the oracle's current epoch 1")
+    reg.record([chain.next(epoch=1)])
+    assert reg.state()["epochs"] == {"arena": 1}
+
+
+def test_reversion_names_an_entry_and_cannot_repeat(cladelog_env: Any, reg: Register,
+                                                    chain: Chain) -> None:
+    reg.record([chain.next(), chain.next()])
+    rev = chain.entry("reversion", reverts=0, reason="regressed in production")
+    reg.record([chain.next(rev)])
+    again = chain.entry("reversion", reverts=0, reason="twice")
+    _refused(cladelog_env, reg, [make_receipt(again, chain.keys.oracle)], ReceiptInputError,
+             r"seq 0 is already reverted by seq 2")
+    state = reg.state()
+    assert state["reverted"] == {"0": 2} and state["size"] == 3
+    assert register_events(cladelog_env)[2].data["entry"]["reverts"] == 0
+
+
+def test_window_read_function(reg: Register, chain: Chain) -> None:
+    reg.record([chain.next() for _ in range(5)])
+    state = reg.state()
+    assert [e["seq"] for e in entries_in_window(state, 1, 3)] == [2, 3]
+    assert [e["seq"] for e in entries_in_window(state, -1, 99)] == [0, 1, 2, 3, 4]
+    assert entries_in_window(state, 4, 4) == []
+    with pytest.raises(ReceiptInputError, match=r"window: need -1 <= i <= j"):
+        entries_in_window(state, 3, 1)
+
+
+def test_concurrent_writer_cannot_record_the_same_seq(cladelog_env: Any, reg: Register,
+                                                      chain: Chain) -> None:
+    from cladelog.core import Deployment
+
+    other = Deployment(cladelog_env.config)
+    try:
+        first = chain.next()
+        reg.record([first])
+        # a writer that prepared seq 0 against the empty register appends with
+        # expected version 0 and loses
+        data = register_events(cladelog_env)[0].data
+        with pytest.raises(ConcurrencyError):
+            other.append([NewEvent("receipts.register", "receipts.entry_recorded", data)],
+                         expected_versions={"receipts.register": 0})
+    finally:
+        other.close()
+    assert len(register_events(cladelog_env)) == 1
+
+
+def test_keys_must_differ_and_register_once(reg: Register, keys: Keys) -> None:
+    with pytest.raises(ReceiptInputError, match="already registered"):
+        reg.register_key(keys.oracle_vkey, "log")
+    with pytest.raises(ReceiptInputError, match="role: must be oracle or log"):
+        reg.register_key(keys.other_vkey, "admin")
+    with pytest.raises(ReceiptInputError, match=r"vkey"):
+        reg.register_key("not+a+key", "oracle")
+
+
+def test_replay_from_scratch_gives_identical_digests(cladelog_env: Any, reg: Register,
+                                                     keys: Keys, chain: Chain) -> None:
+    reg.record([chain.next() for _ in range(4)])
+    reg.sign_checkpoint(keys.log)
+    reg.revoke_key(keys.oracle.verifier().key_ref, reason="rotated")
+    incremental = {p.name: p.digest for p in cladelog_env.replay().projections}
+    rebuilt = {p.name: p.digest for p in cladelog_env.replay(rebuild=True).projections}
+    assert incremental == rebuilt
+    again = {p.name: p.digest for p in cladelog_env.replay(rebuild=True).projections}
+    assert again == rebuilt and "receipts.register" in rebuilt
+
+
+def test_raw_appended_entry_out_of_order_is_an_anomaly(cladelog_env: Any, reg: Register,
+                                                       chain: Chain) -> None:
+    reg.record([chain.next()])
+    data = register_events(cladelog_env)[0].data
+    cladelog_env.append("receipts.entry_recorded", data | {"seq": 7},
+                        stream="receipts.register")
+    state = reg.state()
+    assert state["size"] == 1 and "seq 7 is not the next seq 1" in state["anomalies"][0]["reason"]
+    report = reg.verify()
+    assert not report.ok and report.failure is not None and report.failure.startswith("seq 7")
