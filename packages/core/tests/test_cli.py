@@ -185,3 +185,25 @@ def test_help_lists_plugin_commands(notes: Any) -> None:
 
 def test_unknown_command_is_usage_error(notes: Any) -> None:
     assert notes("frobnicate").exit_code == 2
+
+
+def test_tool_commands_work_without_a_deployment(run: Any, monkeypatch: pytest.MonkeyPatch
+                                                 ) -> None:
+    import cladelog.core.cli as cli_module
+    import click
+
+    @click.command("hello")
+    def hello() -> None:
+        """Say hello (a tool command)."""
+        click.echo("hello from a tool")
+
+    class FakeEntryPoint:
+        value = "fake:hello"
+
+        def load(self) -> Any:
+            return hello
+
+    monkeypatch.setattr(cli_module, "_tool_commands", lambda: {"hello": FakeEntryPoint()})
+    assert "hello" in run("--help").output
+    r = run("hello")
+    assert r.exit_code == 0 and r.output == "hello from a tool\n"

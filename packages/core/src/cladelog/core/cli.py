@@ -113,21 +113,46 @@ class _Root(click.Group):
         return found
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        names = list(super().list_commands(ctx))
+        names = set(super().list_commands(ctx))
         # --help must work even when the deployment file is broken
         with contextlib.suppress(Exception):
-            names += sorted(self._plugin_commands(ctx))
-        return names
+            names |= set(self._plugin_commands(ctx))
+        with contextlib.suppress(Exception):
+            names |= set(_tool_commands())
+        return sorted(names)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         cmd = super().get_command(ctx, cmd_name)
         if cmd is not None:
             return cmd
         found: dict[str, click.Command] = _guard(lambda: self._plugin_commands(ctx))
-        return found.get(cmd_name)
+        if cmd_name in found:
+            return found[cmd_name]
+        tool = _tool_commands().get(cmd_name)
+        if tool is None:
+            return None
+        loaded = _guard(tool.load)
+        if not isinstance(loaded, click.Command):
+            fail(f"{cmd_name}: entry point {tool.value} is not a click command")
+        return loaded
 
     def invoke(self, ctx: click.Context) -> Any:
         return _guard(lambda: super(_Root, self).invoke(ctx))
+
+
+TOOL_GROUP = "cladelog.commands"
+
+
+def _tool_commands() -> dict[str, Any]:
+    """Commands installed packages offer without a deployment (group ``cladelog.commands``).
+
+    Unlike plugins these register nothing and need no deployment file: they
+    are tools, such as ``cladelog demo``, that create or read deployments
+    through the public API. Plugin commands win over a tool of the same name.
+    """
+    import importlib.metadata as md
+
+    return {ep.name: ep for ep in md.entry_points(group=TOOL_GROUP) if ep.name not in _BUILTIN}
 
 
 def _guard(call: Callable[[], Any]) -> Any:
