@@ -17,6 +17,7 @@ BENCHES = {
     "fork-score": "bench_fork_score",
     "receipts": "bench_receipts",
     "graph": "bench_graph",
+    "authoring": "bench_authoring",
     "postgres": "bench_postgres",
 }
 
