@@ -150,9 +150,26 @@ def _tool_commands() -> dict[str, Any]:
     are tools, such as ``cladelog demo``, that create or read deployments
     through the public API. Plugin commands win over a tool of the same name.
     """
-    import importlib.metadata as md
+    from .locate import entry_point_values
 
-    return {ep.name: ep for ep in md.entry_points(group=TOOL_GROUP) if ep.name not in _BUILTIN}
+    return {name: _ToolEntry(value) for name, value in entry_point_values(TOOL_GROUP).items()
+            if name not in _BUILTIN}
+
+
+class _ToolEntry:
+    """A ``module:attr`` reference, imported only when its command runs."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def load(self) -> Any:
+        import importlib
+
+        module, _, attr = self.value.partition(":")
+        obj: Any = importlib.import_module(module.strip())
+        for part in attr.strip().split(".") if attr else ():
+            obj = getattr(obj, part)
+        return obj
 
 
 def _guard(call: Callable[[], Any]) -> Any:

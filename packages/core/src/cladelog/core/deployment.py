@@ -142,21 +142,27 @@ class Deployment:
         """Validate a batch completely; raise :class:`InputError` naming the first bad field."""
         out = []
         metas: dict[str, dict[str, Any]] = {}
+        prepare = self.registry.prepare
+
+        def where(i: int) -> str:
+            return f"events[{i}]" if len(events) > 1 else "event"
+
         for i, e in enumerate(events):
-            where = f"events[{i}]" if len(events) > 1 else "event"
-            if not isinstance(e.stream, str) or not e.stream or len(e.stream) > 200:
-                raise InputError(f"{where}.stream: must be a non-empty string of at most 200 chars")
+            stream = e.stream
+            if stream.__class__ is not str or not stream or len(stream) > 200:
+                raise InputError(f"{where(i)}.stream: must be a non-empty string of at most "
+                                 "200 chars")
             try:
-                version, data = self.registry.prepare(e.type, e.data, e.schema_version)
+                version, data = prepare(e.type, e.data, e.schema_version)
             except InputError as exc:
-                raise type(exc)(f"{where}.{exc}") from None
+                raise type(exc)(f"{where(i)}.{exc}") from None
             plugin = self._owner[e.type]
             meta = metas.get(plugin)
             if meta is None:
                 meta = metas[plugin] = self._meta(plugin, correlation_id)
             if e.meta:
                 if not isinstance(e.meta, Mapping):
-                    raise InputError(f"{where}.meta: must be an object")
+                    raise InputError(f"{where(i)}.meta: must be an object")
                 meta = {**meta, **e.meta}
             out.append(PreparedEvent(e.stream, e.type, version, data, meta))
         return out

@@ -95,12 +95,12 @@ class EventTypeRegistry:
                 f"schema_version: new {name} events are written in version "
                 f"{et.schema_version}, not {schema_version}"
             )
-        from .schema import structure, unstructure  # cattrs: imported on first append only
+        from . import schema  # cattrs: imported on the first append only
 
         if isinstance(data, et.payload):
-            return et.schema_version, unstructure(data)
-        obj: Any = structure(data, et.payload)
-        return et.schema_version, unstructure(obj)
+            return et.schema_version, schema.converter.unstructure(data, et.payload)
+        obj: Any = schema.structure(data, et.payload)
+        return et.schema_version, schema.converter.unstructure(obj, et.payload)
 
     def upcast(self, name: str, schema_version: int, data: Any) -> Any:
         """Bring stored data of ``schema_version`` up to the current version."""

@@ -11,13 +11,20 @@ import abc
 import hashlib
 import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
 from ..canonical import CanonicalError, canonical_bytes
 from ..errors import ChainError, ConcurrencyError, InputError
-from ..events import GENESIS_HASH, RecordedEvent, chain_hash, encode_body, utc_now
+from ..events import (
+    GENESIS_HASH,
+    RecordedEvent,
+    assemble_body,
+    chain_hash,
+    encode_body,
+    utc_now,
+)
 
 __all__ = [
     "Checkpoint",
@@ -38,8 +45,7 @@ __all__ = [
 RawRow = tuple[int, str, int, str, int, str, bytes, str, str]
 
 
-@attrs.frozen
-class PreparedEvent:
+class PreparedEvent(NamedTuple):
     """A validated event ready for a store: JSON data in the current schema version."""
 
     stream: str
@@ -113,24 +119,31 @@ def build_batch(
     position, prev = head.position, head.hash
     now = (clock or utc_now)()
     out: list[RecordedEvent] = []
+    metas: dict[int, bytes] = {}  # a batch usually shares one meta object
+    sha256 = hashlib.sha256
+    prev_raw = bytes(32) if prev == GENESIS_HASH else bytes.fromhex(prev)
     for i, e in enumerate(events):
         position += 1
         version = versions.get(e.stream, 0) + 1
         versions[e.stream] = version
-        meta = dict(e.meta)
         try:
-            body = encode_body(
-                position=position, stream=e.stream, stream_version=version, type=e.type,
-                schema_version=e.schema_version, data=e.data, meta=meta, recorded_at=now,
-                prev_hash=prev,
+            meta_bytes = metas.get(id(e.meta))
+            if meta_bytes is None:
+                meta_bytes = metas[id(e.meta)] = canonical_bytes(e.meta, path="$.meta")
+            body = assemble_body(
+                canonical_bytes(e.data, path="$.data"), meta_bytes, position=position,
+                stream=e.stream, stream_version=version, type=e.type,
+                schema_version=e.schema_version, recorded_at=now, prev_hash=prev,
             )
         except CanonicalError as exc:
             where = f"events[{i}]" if len(events) > 1 else "event"
             raise InputError(f"{where}.{str(exc).removeprefix('$.')}") from None
-        digest = chain_hash(prev, body)
+        digest = sha256(prev_raw + body)
+        prev_raw = digest.digest()
+        hex_hash = prev_raw.hex()
         out.append(RecordedEvent(position, e.stream, version, e.type, e.schema_version, e.data,
-                                 meta, now, prev, digest, body))
-        prev = digest
+                                 dict(e.meta), now, prev, hex_hash, body))
+        prev = hex_hash
     return out
 
 

@@ -3,8 +3,9 @@
 Writers serialise on SQLite's write lock (``BEGIN IMMEDIATE``), so positions
 and the hash chain are assigned inside the transaction that inserts them:
 no gaps, no forks. Triggers refuse UPDATE and DELETE on events and refuse an
-INSERT that does not extend the log by one linked position, so even a
-hand-written SQL statement cannot rewrite history. ``synchronous=NORMAL``
+INSERT that does not extend the log by one linked position (its predecessor
+must exist with the hash it names; with positions unique, only the head
+qualifies), so even a hand-written SQL statement cannot rewrite history. ``synchronous=NORMAL``
 keeps every committed batch across a process crash; a power cut may lose
 the last commits but never leaves a partial batch.
 """
@@ -58,9 +59,10 @@ BEGIN SELECT RAISE(ABORT, 'cladelog: the event log is append-only (UPDATE refuse
 CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'cladelog: the event log is append-only (DELETE refused)'); END;
 CREATE TRIGGER IF NOT EXISTS events_extend_only BEFORE INSERT ON events
-WHEN NEW.position != (SELECT COALESCE(MAX(position), 0) + 1 FROM events)
-  OR NEW.prev_hash != COALESCE(
-       (SELECT hash FROM events WHERE position = NEW.position - 1), '{GENESIS_HASH}')
+WHEN NOT (
+    (NEW.position = 1 AND NEW.prev_hash = '{GENESIS_HASH}')
+    OR EXISTS (SELECT 1 FROM events WHERE position = NEW.position - 1 AND hash = NEW.prev_hash)
+)
 BEGIN SELECT RAISE(ABORT, 'cladelog: an event must extend the log by one linked position'); END;
 CREATE TABLE IF NOT EXISTS batches (
     key TEXT PRIMARY KEY,
