@@ -131,11 +131,16 @@ def replay(
     applied = Counter[str]()
     begin = min((s[0] for s in starts.values()), key=lambda h: h.position,
                 default=Head(stop, head.hash))
-    by_type: dict[str, list[Projection]] = {}
-    everything = [p for p in projections if p.event_types is None]
-    for p in projections:
-        for t in p.event_types or ():
-            by_type.setdefault(t, []).append(p)
+    # per event type: its current schema version and (index, start, apply) of its projections
+    names = [p.name for p in projections]
+    state_list = [states[n] for n in names]
+    counts = [0] * len(projections)
+    plans: dict[str, tuple[int, list[tuple[int, int, Callable[[Any, RecordedEvent], Any]]]]] = {}
+    for etype in registry:
+        version = registry.get(etype).schema_version
+        plan = [(k, starts[p.name][0].position, p.apply) for k, p in enumerate(projections)
+                if p.event_types is None or etype in p.event_types]
+        plans[etype] = (version, plan)
     skipped = Counter[str]()
     read = 0
     last_hash = begin.hash
@@ -144,24 +149,26 @@ def replay(
     for event in events:
         read += 1
         last_hash = event.hash
-        etype = event.type
-        if etype not in registry:
-            skipped[etype] += 1
+        entry = plans.get(event.type)
+        if entry is None:
+            skipped[event.type] += 1
             continue
-        targets = by_type.get(etype, ()) if not everything else [
-            *by_type.get(etype, ()), *everything]
-        if not targets:
+        version, plan = entry
+        if not plan:
             continue
-        data = registry.upcast(etype, event.schema_version, event.data)
-        if data is not event.data:
-            event = event._replace(data=data)
+        if event.schema_version != version:
+            event = event._replace(
+                data=registry.upcast(event.type, event.schema_version, event.data))
         pos = event.position
-        for p in targets:
-            if pos > starts[p.name][0].position:
-                states[p.name] = p.apply(states[p.name], event)
-                applied[p.name] += 1
+        for k, start, apply in plan:
+            if pos > start:
+                state_list[k] = apply(state_list[k], event)
+                counts[k] += 1
         if progress is not None and read % 5000 == 0:
             progress(read, total)
+    for k, name in enumerate(names):
+        states[name] = state_list[k]
+        applied[name] = counts[k]
     if read != total:
         raise ChainError(begin.position + read + 1, "the log ended before the expected head")
     end = Head(stop, last_hash if read else (store.hash_at(stop) or GENESIS_HASH))
