@@ -36,8 +36,10 @@ __all__ = [
     "VerifyReport",
     "batch_digest",
     "build_batch",
+    "check_import",
     "check_row",
     "event_from_json",
+    "row_filter",
     "verify_rows",
 ]
 
@@ -216,6 +218,41 @@ def verified_events(rows: Iterable[RawRow], start: Head) -> Iterator[RecordedEve
         prev, prev_raw = hash_, digest
         yield RecordedEvent(pos, stream, stream_version, type_, schema_version, data, meta,
                             recorded_at, prev, hash_, body)
+
+
+def row_filter(
+    start: int,
+    stop: int | None,
+    stream: str | None,
+    types: Collection[str] | None,
+    mark: str,
+) -> tuple[str, list[Any]] | None:
+    """The WHERE clause and arguments of a read (``mark`` is the driver's placeholder);
+    None when the read cannot match anything (an empty ``types``)."""
+    where = [f"position >= {mark}"]
+    args: list[Any] = [start]
+    if stop is not None:
+        where.append(f"position <= {mark}")
+        args.append(stop)
+    if stream is not None:
+        where.append(f"stream = {mark}")
+        args.append(stream)
+    if types is not None:
+        types = list(types)
+        if not types:
+            return None
+        where.append(f"type IN ({', '.join([mark] * len(types))})")
+        args.extend(types)
+    return " AND ".join(where), args
+
+
+def check_import(event: RecordedEvent, position: int, prev_hash: str) -> None:
+    """An imported event must be the next position and verify against the chain."""
+    if event.position != position + 1:
+        raise ChainError(position + 1, f"import: expected position {position + 1}, "
+                                       f"got {event.position}")
+    if event.prev_hash != prev_hash or chain_hash(prev_hash, event.body) != event.hash:
+        raise ChainError(event.position, "import: hash chain does not verify")
 
 
 def verify_rows(rows: Iterable[RawRow], start: Head | None = None) -> VerifyReport:

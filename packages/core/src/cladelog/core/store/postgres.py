@@ -35,8 +35,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..canonical import canonical_bytes
-from ..errors import ChainError, ImportConflictError, InputError, StoreError
-from ..events import GENESIS_HASH, RecordedEvent, chain_hash, utc_now
+from ..errors import ImportConflictError, InputError, StoreError
+from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
     Checkpoint,
     EventStore,
@@ -46,6 +46,8 @@ from .base import (
     RawRow,
     batch_digest,
     build_batch,
+    check_import,
+    row_filter,
 )
 
 __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
@@ -311,11 +313,7 @@ class PostgresStore(EventStore):
                 head_pos = int(head_row[0])
                 position, prev = 0, GENESIS_HASH
                 for e in events:
-                    if e.position != position + 1:
-                        raise ChainError(position + 1, f"import: expected position "
-                                                       f"{position + 1}, got {e.position}")
-                    if e.prev_hash != prev or chain_hash(prev, e.body) != e.hash:
-                        raise ChainError(e.position, "import: hash chain does not verify")
+                    check_import(e, position, prev)
                     if e.position <= head_pos:
                         row = conn.execute("SELECT hash FROM events WHERE position = %s",
                                            (e.position,)).fetchone()
@@ -351,20 +349,10 @@ class PostgresStore(EventStore):
         stream: str | None = None,
         types: Collection[str] | None = None,
     ) -> Iterator[RawRow]:
-        where = ["position >= %s"]
-        args: list[Any] = [start]
-        if stop is not None:
-            where.append("position <= %s")
-            args.append(stop)
-        if stream is not None:
-            where.append("stream = %s")
-            args.append(stream)
-        if types is not None:
-            types = list(types)
-            if not types:
-                return
-            where.append("type = ANY(%s)")
-            args.append(types)
+        query = row_filter(start, stop, stream, types, "%s")
+        if query is None:
+            return
+        where, args = query
         # a dedicated connection with a server-side cursor: rows stream in pages,
         # and the snapshot only ever holds committed, gap-free positions
         with (
@@ -374,7 +362,7 @@ class PostgresStore(EventStore):
         ):
             cur.itersize = 2000
             cur.execute(
-                f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY position",
+                f"SELECT {_COLUMNS} FROM events WHERE {where} ORDER BY position",
                 args,
             )
             for row in cur:

@@ -19,8 +19,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from pathlib import Path
 
 from ..canonical import canonical_bytes
-from ..errors import ChainError, ImportConflictError, InputError, StoreError
-from ..events import GENESIS_HASH, RecordedEvent, chain_hash, utc_now
+from ..errors import ImportConflictError, InputError, StoreError
+from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
     Checkpoint,
     EventStore,
@@ -30,6 +30,8 @@ from .base import (
     RawRow,
     batch_digest,
     build_batch,
+    check_import,
+    row_filter,
 )
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
@@ -204,11 +206,7 @@ class SQLiteStore(EventStore):
             position, prev = 0, GENESIS_HASH
             present = appended = 0
             for e in events:
-                if e.position != position + 1:
-                    raise ChainError(position + 1, f"import: expected position {position + 1}, "
-                                                   f"got {e.position}")
-                if e.prev_hash != prev or chain_hash(prev, e.body) != e.hash:
-                    raise ChainError(e.position, "import: hash chain does not verify")
+                check_import(e, position, prev)
                 if e.position <= head.position:
                     if self.hash_at(e.position) != e.hash:
                         raise ImportConflictError(
@@ -243,25 +241,15 @@ class SQLiteStore(EventStore):
         stream: str | None = None,
         types: Collection[str] | None = None,
     ) -> Iterator[RawRow]:
-        where = ["position >= ?"]
-        args: list[object] = [start]
-        if stop is not None:
-            where.append("position <= ?")
-            args.append(stop)
-        if stream is not None:
-            where.append("stream = ?")
-            args.append(stream)
-        if types is not None:
-            types = list(types)
-            if not types:
-                return
-            where.append(f"type IN ({', '.join('?' * len(types))})")
-            args.extend(types)
+        query = row_filter(start, stop, stream, types, "?")
+        if query is None:
+            return
+        where, args = query
         # a separate cursor on a private connection: appends elsewhere never disturb it
         reader = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
         try:
             cur = reader.execute(
-                f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY position",
+                f"SELECT {_COLUMNS} FROM events WHERE {where} ORDER BY position",
                 args,
             )
             while True:
