@@ -207,3 +207,19 @@ def test_tool_commands_work_without_a_deployment(run: Any, monkeypatch: pytest.M
     assert "hello" in run("--help").output
     r = run("hello")
     assert r.exit_code == 0 and r.output == "hello from a tool\n"
+
+
+def test_logs_are_json_lines_on_stderr_when_not_a_terminal(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    exe = str(Path(sys.executable).with_name("cladelog"))
+    env = {**__import__("os").environ, "CLADELOG_LOG_LEVEL": "info"}
+    env.pop("CLADELOG_LOG_JSON", None)
+    subprocess.run([exe, "init"], cwd=tmp_path, check=True, capture_output=True, env=env)
+    done = subprocess.run([exe, "replay"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert done.returncode == 0
+    records = [json.loads(line) for line in done.stderr.splitlines()]
+    assert [r["event"] for r in records] == ["replay.done"]
+    assert records[0]["level"] == "info" and records[0]["head"] == 1 - 1
+    assert done.stdout.startswith("replayed to position 0")

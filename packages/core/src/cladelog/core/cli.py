@@ -299,6 +299,12 @@ def _new_events(items: list[Any], path: str) -> tuple[list[NewEvent], dict[str, 
     return events, expected
 
 
+def _log() -> Any:
+    from .log import get_logger
+
+    return get_logger("cladelog.cli")
+
+
 def _echo_json(doc: Any) -> None:
     click.echo(json.dumps(doc, sort_keys=True, ensure_ascii=False))
 
@@ -394,6 +400,8 @@ def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
     events, expected = _new_events(_read_json_or_lines(file), file)
     recorded = dep.append(events, expected_versions=expected or None,
                           idempotency_key=idempotency_key)
+    _log().info("append.done", events=len(recorded), first=recorded[0].position,
+                last=recorded[-1].position, file=file)
     click.echo(f"appended {len(recorded)} event(s), positions "
                f"{recorded[0].position}..{recorded[-1].position}")
 
@@ -431,6 +439,7 @@ def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
 def verify(dep: Deployment, as_json: bool) -> None:
     """Walk the hash chain; report the first position that does not verify (exit 1)."""
     report = dep.verify()
+    _log().info("verify.done", ok=report.ok, checked=report.checked, position=report.position)
     if as_json:
         _echo_json({"ok": report.ok, "checked": report.checked, "position": report.position,
                     "reason": report.reason, "head": report.head.position})
@@ -474,6 +483,9 @@ def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow
     finally:
         if bar is not None:
             bar.stop()
+    _log().info("replay.done", head=result.head.position, read=result.events_read,
+                projections=len(result.projections),
+                skipped_unknown=sum(result.skipped_unknown.values()))
     _print_replay(result, as_json)
     if follow:
         if to is not None:
@@ -548,6 +560,8 @@ def import_(dep: Deployment, file: str) -> None:
         if line.strip():
             events.append(event_from_json(parse_json_text(line, f"{file}:{n}"), f"{file}:{n}"))
     result = dep.store.import_events(events)
+    _log().info("import.done", appended=result.appended, present=result.already_present,
+                head=result.head.position, file=file)
     click.echo(f"imported {result.appended} new event(s), {result.already_present} already "
                f"present; head {result.head.position}")
 
