@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -214,12 +215,12 @@ def test_logs_are_json_lines_on_stderr_when_not_a_terminal(tmp_path: Path) -> No
     import sys
 
     exe = str(Path(sys.executable).with_name("cladelog"))
-    env = {**__import__("os").environ, "CLADELOG_LOG_LEVEL": "info"}
+    env = {**os.environ, "CLADELOG_LOG_LEVEL": "info"}
     env.pop("CLADELOG_LOG_JSON", None)
     subprocess.run([exe, "init"], cwd=tmp_path, check=True, capture_output=True, env=env)
     done = subprocess.run([exe, "replay"], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert done.returncode == 0
     records = [json.loads(line) for line in done.stderr.splitlines()]
     assert [r["event"] for r in records] == ["replay.done"]
-    assert records[0]["level"] == "info" and records[0]["head"] == 1 - 1
+    assert records[0]["level"] == "info" and records[0]["head"] == 0
     assert done.stdout.startswith("replayed to position 0")
