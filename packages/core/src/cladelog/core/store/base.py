@@ -28,6 +28,7 @@ from ..events import (
 
 __all__ = [
     "Checkpoint",
+    "EncodedBatch",
     "EventStore",
     "Head",
     "ImportResult",
@@ -38,6 +39,7 @@ __all__ = [
     "build_batch",
     "check_import",
     "check_row",
+    "encode_batch",
     "event_from_json",
     "row_filter",
     "verify_rows",
@@ -91,18 +93,51 @@ class ImportResult:
     head: Head
 
 
+class EncodedBatch(NamedTuple):
+    """A batch with each event's canonical ``data`` and ``meta`` bytes, and its digest.
+
+    Encoding happens before a store takes its write lock, so the lock is held
+    only to number, hash and insert.
+    """
+
+    events: Sequence[PreparedEvent]
+    parts: list[tuple[bytes, bytes]]
+    digest: str
+
+
+def encode_batch(events: Sequence[PreparedEvent]) -> EncodedBatch:
+    """Encode every event's data and meta canonically (meta once per shared object).
+
+    The digest covers the batch's content but not its positions or times, so a
+    retry of the same batch has the same digest (idempotency keys). Raises
+    :class:`InputError` naming the event and field that has no canonical form.
+    """
+    parts: list[tuple[bytes, bytes]] = []
+    metas: dict[int, bytes] = {}  # a batch usually shares one meta object
+    digest = hashlib.sha256()
+    for i, e in enumerate(events):
+        try:
+            meta_bytes = metas.get(id(e.meta))
+            if meta_bytes is None:
+                meta_bytes = metas[id(e.meta)] = canonical_bytes(e.meta, path="$.meta")
+            data_bytes = canonical_bytes(e.data, path="$.data")
+            head = canonical_bytes([e.stream, e.type, e.schema_version], path="$.stream")
+        except CanonicalError as exc:
+            where = f"events[{i}]" if len(events) > 1 else "event"
+            raise InputError(f"{where}.{str(exc).removeprefix('$.')}") from None
+        parts.append((data_bytes, meta_bytes))
+        # canonical JSON never holds a raw NUL byte, so NUL separates unambiguously
+        digest.update(head + b"\0" + data_bytes + b"\0" + meta_bytes + b"\0")
+    return EncodedBatch(events, parts, digest.hexdigest())
+
+
 def batch_digest(events: Sequence[PreparedEvent]) -> str:
     """Digest of a batch's content (not its positions or times), for idempotent retries."""
-    doc = [
-        {"stream": e.stream, "type": e.type, "schema_version": e.schema_version,
-         "data": e.data, "meta": dict(e.meta)}
-        for e in events
-    ]
-    return hashlib.sha256(canonical_bytes(doc)).hexdigest()
+    return encode_batch(events).digest
 
 
 def build_batch(
-    events: Sequence[PreparedEvent],
+    batch: EncodedBatch | Sequence[PreparedEvent],
     head: Head,
     current_versions: Mapping[str, int],
     expected_versions: Mapping[str, int] | None,
@@ -112,6 +147,8 @@ def build_batch(
 
     Raises :class:`ConcurrencyError` when a stream is not at its expected version.
     """
+    if not isinstance(batch, EncodedBatch):
+        batch = encode_batch(batch)
     if expected_versions:
         for stream, expected in expected_versions.items():
             actual = current_versions.get(stream, 0)
@@ -121,27 +158,21 @@ def build_batch(
     position, prev = head.position, head.hash
     now = (clock or utc_now)()
     out: list[RecordedEvent] = []
-    metas: dict[int, bytes] = {}  # a batch usually shares one meta object
     sha256 = hashlib.sha256
     prev_raw = bytes(32) if prev == GENESIS_HASH else bytes.fromhex(prev)
-    for i, e in enumerate(events):
+    for e, (data_bytes, meta_bytes) in zip(batch.events, batch.parts, strict=True):
         position += 1
         version = versions.get(e.stream, 0) + 1
         versions[e.stream] = version
         try:
-            meta_bytes = metas.get(id(e.meta))
-            if meta_bytes is None:
-                meta_bytes = metas[id(e.meta)] = canonical_bytes(e.meta, path="$.meta")
             body = assemble_body(
-                canonical_bytes(e.data, path="$.data"), meta_bytes, position=position,
-                stream=e.stream, stream_version=version, type=e.type,
-                schema_version=e.schema_version, recorded_at=now, prev_hash=prev,
+                data_bytes, meta_bytes, position=position, stream=e.stream,
+                stream_version=version, type=e.type, schema_version=e.schema_version,
+                recorded_at=now, prev_hash=prev,
             )
         except CanonicalError as exc:
-            where = f"events[{i}]" if len(events) > 1 else "event"
-            raise InputError(f"{where}.{str(exc).removeprefix('$.')}") from None
-        digest = sha256(prev_raw + body)
-        prev_raw = digest.digest()
+            raise InputError(f"event at position {position}: {exc}") from None
+        prev_raw = sha256(prev_raw + body).digest()
         hex_hash = prev_raw.hex()
         out.append(RecordedEvent(position, e.stream, version, e.type, e.schema_version, e.data,
                                  dict(e.meta), now, prev, hex_hash, body))

@@ -39,14 +39,15 @@ from ..errors import ImportConflictError, InputError, StoreError
 from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
     Checkpoint,
+    EncodedBatch,
     EventStore,
     Head,
     ImportResult,
     PreparedEvent,
     RawRow,
-    batch_digest,
     build_batch,
     check_import,
+    encode_batch,
     row_filter,
 )
 
@@ -103,14 +104,11 @@ BEGIN
     RAISE EXCEPTION 'cladelog: the event log is append-only (% refused)', TG_OP;
 END $$ LANGUAGE plpgsql;
 CREATE OR REPLACE FUNCTION cladelog_extend_only() RETURNS trigger AS $$
-DECLARE
-    last_position BIGINT;
-    last_hash TEXT;
 BEGIN
-    SELECT position, hash INTO last_position, last_hash
-        FROM events ORDER BY position DESC LIMIT 1;
-    IF NEW.position <> COALESCE(last_position, 0) + 1
-       OR NEW.prev_hash <> COALESCE(last_hash, '{GENESIS_HASH}') THEN
+    -- positions are unique, so a predecessor with the named hash means: the head
+    IF NOT ((NEW.position = 1 AND NEW.prev_hash = '{GENESIS_HASH}')
+            OR EXISTS (SELECT 1 FROM events
+                       WHERE position = NEW.position - 1 AND hash = NEW.prev_hash)) THEN
         RAISE EXCEPTION 'cladelog: an event must extend the log by one linked position';
     END IF;
     RETURN NEW;
@@ -229,16 +227,16 @@ class PostgresStore(EventStore):
         if not events:
             return []
         key = idempotency_key or f"auto:{uuid.uuid4()}"
-        digest = batch_digest(events)
+        batch = encode_batch(events)  # before the head lock: encoding is the slow part
         psycopg = self._psycopg
         try:
-            return self._append_once(events, expected_versions, key, digest, clock)
+            return self._append_once(batch, expected_versions, key, clock)
         except psycopg.OperationalError:
             # the connection died: the batch is wholly committed or wholly absent;
             # retrying under the same key appends it exactly once
             try:
                 self._pool.check()
-                return self._append_once(events, expected_versions, key, digest, clock)
+                return self._append_once(batch, expected_versions, key, clock)
             except psycopg.Error as exc:
                 raise StoreError(
                     f"store: append failed, connection lost ({_describe(exc)}); nothing was "
@@ -247,12 +245,12 @@ class PostgresStore(EventStore):
 
     def _append_once(
         self,
-        events: Sequence[PreparedEvent],
+        batch: EncodedBatch,
         expected_versions: Mapping[str, int] | None,
         key: str,
-        digest: str,
         clock: Callable[[], str] | None,
     ) -> list[RecordedEvent]:
+        digest = batch.digest
         with self._pool.connection() as conn:
             with conn.transaction():
                 head_row = conn.execute(
@@ -269,22 +267,23 @@ class PostgresStore(EventStore):
                     first, last = done[1], done[2]
                     recorded: list[RecordedEvent] | None = None
                 else:
-                    streams = sorted({e.stream for e in events} | set(expected_versions or ()))
+                    streams = sorted({e.stream for e in batch.events}
+                                     | set(expected_versions or ()))
                     rows = conn.execute(
                         "SELECT stream, MAX(stream_version) FROM events "
                         "WHERE stream = ANY(%s) GROUP BY stream", (streams,),
                     ).fetchall()
                     current = {s: 0 for s in streams} | {s: int(v) for s, v in rows}
                     assert head_row is not None
-                    recorded = build_batch(events, Head(int(head_row[0]), head_row[1]), current,
+                    recorded = build_batch(batch, Head(int(head_row[0]), head_row[1]), current,
                                            expected_versions, clock)
-                    with conn.cursor() as cur:
-                        cur.executemany(
-                            f"INSERT INTO events ({_COLUMNS}) "
-                            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                            [(e.position, e.stream, e.stream_version, e.type, e.schema_version,
-                              e.recorded_at, e.body, e.hash, e.prev_hash) for e in recorded],
-                        )
+                    with conn.cursor() as cur, cur.copy(
+                        f"COPY events ({_COLUMNS}) FROM STDIN"
+                    ) as copy:
+                        for e in recorded:  # COPY fires the row triggers like INSERT
+                            copy.write_row((e.position, e.stream, e.stream_version, e.type,
+                                            e.schema_version, e.recorded_at, e.body, e.hash,
+                                            e.prev_hash))
                     conn.execute("UPDATE cladelog_head SET position = %s, hash = %s WHERE id = 1",
                                  (recorded[-1].position, recorded[-1].hash))
                     conn.execute(

@@ -28,9 +28,9 @@ from .base import (
     ImportResult,
     PreparedEvent,
     RawRow,
-    batch_digest,
     build_batch,
     check_import,
+    encode_batch,
     row_filter,
 )
 
@@ -156,7 +156,8 @@ class SQLiteStore(EventStore):
     ) -> list[RecordedEvent]:
         if not events:
             return []
-        digest = batch_digest(events) if idempotency_key is not None else ""
+        batch = encode_batch(events)  # before the write lock: encoding is the slow part
+        digest = batch.digest
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -179,7 +180,7 @@ class SQLiteStore(EventStore):
                     "SELECT MAX(stream_version) FROM events WHERE stream = ?", (s,)
                 ).fetchone()[0]
                 current[s] = v or 0
-            recorded = build_batch(events, self._head(), current, expected_versions, clock)
+            recorded = build_batch(batch, self._head(), current, expected_versions, clock)
             db.executemany(
                 f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(e.position, e.stream, e.stream_version, e.type, e.schema_version,
