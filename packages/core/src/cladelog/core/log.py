@@ -1,4 +1,9 @@
-"""structlog set-up: a human renderer on a terminal, JSON lines otherwise (to stderr)."""
+"""structlog set-up: a human renderer on a terminal, JSON lines otherwise (to stderr).
+
+structlog (and the asyncio it pulls in) costs more than a hundred milliseconds
+to import, so :func:`get_logger` returns a small proxy that imports it only
+when a message at or above the configured level is actually emitted.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +15,22 @@ from typing import Any
 __all__ = ["configure_logging", "get_logger"]
 
 _configured = False
+_threshold: int | None = None
+
+
+def _level(name: str | None) -> int:
+    value = (name or os.environ.get("CLADELOG_LOG_LEVEL") or "warning").upper()
+    level = getattr(logging, value, logging.WARNING)
+    return level if isinstance(level, int) else logging.WARNING
 
 
 def configure_logging(level: str | None = None, *, force_json: bool | None = None) -> None:
     """Configure structlog once; ``CLADELOG_LOG_LEVEL`` and ``CLADELOG_LOG_JSON`` override."""
-    global _configured
+    global _configured, _threshold
     import structlog
 
-    name = (level or os.environ.get("CLADELOG_LOG_LEVEL") or "warning").upper()
-    numeric = getattr(logging, name, logging.WARNING)
+    numeric = _level(level)
+    _threshold = numeric
     if force_json is None:
         env = os.environ.get("CLADELOG_LOG_JSON")
         force_json = env == "1" if env is not None else not sys.stderr.isatty()
@@ -40,9 +52,35 @@ def configure_logging(level: str | None = None, *, force_json: bool | None = Non
     _configured = True
 
 
-def get_logger(name: str = "cladelog") -> Any:
-    import structlog
+class _LazyLogger:
+    """Forwards to a structlog logger, importing structlog on the first emitted message."""
 
-    if not _configured:
-        configure_logging()
-    return structlog.get_logger(name)
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def _emit(self, level: int, method: str, event: str, **kw: Any) -> None:
+        threshold = _threshold if _threshold is not None else _level(None)
+        if level < threshold:
+            return
+        import structlog
+
+        if not _configured:
+            configure_logging()
+        getattr(structlog.get_logger(self._name), method)(event, **kw)
+
+    def debug(self, event: str, **kw: Any) -> None:
+        self._emit(logging.DEBUG, "debug", event, **kw)
+
+    def info(self, event: str, **kw: Any) -> None:
+        self._emit(logging.INFO, "info", event, **kw)
+
+    def warning(self, event: str, **kw: Any) -> None:
+        self._emit(logging.WARNING, "warning", event, **kw)
+
+    def error(self, event: str, **kw: Any) -> None:
+        self._emit(logging.ERROR, "error", event, **kw)
+
+
+def get_logger(name: str = "cladelog") -> Any:
+    """A logger with ``debug``/``info``/``warning``/``error(event, **fields)``."""
+    return _LazyLogger(name)
