@@ -339,3 +339,25 @@ def test_queries() -> None:
     assert eng.get("nope") is None
     assert eng.get_ref("n", "a") == 3
     assert eng.evaluate("$n * 2", "b") == 2
+
+
+def test_waiting_index_follows_tree_edits() -> None:
+    # A waits for x (missing). A patch makes its require y; o is not indexed under y yet, so
+    # only o's next discovery re-tests A: when y arrives, A must cast although x is still
+    # missing (the remembered wait belonged to the old compiled concept)
+    calls = Calls()
+    calls.emit("P::a", A=True)
+    eng = make(tree(concept("A", require=["x"], provider="P::a")), free({"_id": "o"}), calls)
+    eng.patch_concept("A", {"require": ["y"]})
+    eng.settle()
+    assert calls.count == {}
+    eng.mutate({"$$_id": "o", "y": 1})
+    eng.settle()
+    assert calls.count == {"P::a": 1} and facts(eng, "o")["A"] is True
+    # and a wait ends when the fact arrives
+    eng.add_concept(None, {"_id": "B", "require": ["z"]})
+    eng.settle()
+    assert "B" not in facts(eng, "o")
+    eng.mutate({"$$_id": "o", "z": 0})  # 0 satisfies a require (SPEC §1.4)
+    eng.settle()
+    assert facts(eng, "o")["B"] is True

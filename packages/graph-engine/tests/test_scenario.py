@@ -89,9 +89,9 @@ def test_reload_sessions_replay() -> None:
 
 @pytest.mark.parametrize(
     ("bad", "message"),
-    [({"providers": {"P::x": {"kind": "loop"}}}, "authoring loop"),
+    [({"providers": {"P::x": {"kind": "loop"}}}, "authoring package"),
      ({"providers": {"P::x": {"kind": "zap"}}}, "unknown provider kind"),
-     ({"providers": {"P::x": {"kind": "emit", "cache": True}}}, "cache"),
+     ({"providers": {"P::x": {"kind": "llm", "replies": []}}}, r"P::x\.replies"),
      ({"steps": [{"op": "fly"}]}, r"steps\[0\]\.op"),
      ({"steps": [{"op": "mutate"}]}, r"steps\[0\]\.template: required")],
 )
@@ -115,3 +115,10 @@ def test_generated_workload_cast_counts() -> None:
                 for k in range(1, 21)}
     assert per == expected
     assert report.passes == 17  # the depth SPEC §1.11 reports for this workload
+
+
+@pytest.mark.parametrize("gen", [{"entities": 10**9}, {"concepts": 0}, {"concepts": 100},
+                                 {"entities": "5"}, {"seedMod": 0}])
+def test_generate_bounds(gen: dict[str, Any]) -> None:
+    with pytest.raises(ScenarioError, match="generate"):
+        run_scenario({"generate": gen})

@@ -10,6 +10,8 @@ a single provider. Live runs and replays share the functions that change state:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import inspect
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
@@ -39,6 +41,7 @@ __all__ = [
 RecordSink = Callable[[str, dict[str, Any]], None]
 _LINK_KEYS: Final = ("originNode", "targetNode")
 _SAFE: Final = 2**53 - 1
+_LOAD_STRIDE: Final = 2**53  # replay keys effects by (load number, revision)
 
 
 @attrs.frozen
@@ -46,12 +49,15 @@ class EngineConfig:
     """Engine limits.
 
     ``apply_cap`` is the per-(object, concept) apply cap between settles (SPEC §1.11);
-    ``max_applies_per_settle`` and ``max_created_per_settle`` bound one settle (Q19).
+    ``max_applies_per_settle`` and ``max_created_per_settle`` bound one settle (Q19);
+    ``max_revisions`` bounds the settle snapshots kept for :meth:`Engine.rollback_to` and
+    :meth:`Engine.diff_revisions` (the oldest go first).
     """
 
     apply_cap: int = 1000
     max_applies_per_settle: int = 2_000_000
     max_created_per_settle: int = 100_000
+    max_revisions: int = 64
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> EngineConfig:
@@ -60,6 +66,7 @@ class EngineConfig:
             "applyCap": "apply_cap",
             "maxAppliesPerSettle": "max_applies_per_settle",
             "maxCreatedPerSettle": "max_created_per_settle",
+            "maxRevisions": "max_revisions",
         }
         kwargs: dict[str, int] = {}
         for key, value in data.items():
@@ -76,6 +83,7 @@ class EngineConfig:
             "applyCap": self.apply_cap,
             "maxAppliesPerSettle": self.max_applies_per_settle,
             "maxCreatedPerSettle": self.max_created_per_settle,
+            "maxRevisions": self.max_revisions,
         }
 
 
@@ -187,6 +195,14 @@ class Engine:
         self._cur_rev = 0
         self._replaying = False
         self._effects: dict[tuple[int, int], list[tuple[str, Mapping[str, Any]]]] = {}
+        self._loads = 0
+        self._views: dict[str, tuple[Concept, Mapping[str, Any]]] = {}
+        self._watching: tuple[ConceptTree, frozenset[str]] | None = None
+        self._snapshots: dict[int, _Snapshot] = {}
+        self._rollback_to: int | None = None
+        self._on_first_settle: Callable[[], None] | None = None
+        self._destroyed = False
+        self._dirty = False
         self._settle_applies = 0
         self._settle_created = 0
         self._capped: str | None = None
@@ -257,36 +273,49 @@ class Engine:
             new = (list(old) if type(old) is list else []) + [value["__push"]]
         else:
             new = value
-        if old is not UNDEFINED and js_same(old, new):
+        if old is not UNDEFINED and (old is new or js_same(old, new)):
             self._after_write(obj, key, new, changed=False)
             return
         facts[key] = new
+        self._dirty = True
         if old is UNDEFINED:
-            self._index.setdefault(key, {})[obj.id] = None
+            bucket = self._index.get(key)
+            if bucket is None:
+                bucket = self._index[key] = {}
+            bucket[obj.id] = None
         if obj.kind == "segment" and key in _LINK_KEYS:
             self._relink(obj, key, old, new)
         if self._replaying:
             self._after_write(obj, key, new, changed=True)
             return
-        if new is None and old is not None and key in obj.mapped:
-            concept = self._tree.concepts.get(obj.mapped[key])
+        mapped = obj.mapped
+        if new is None and old is not None and key in mapped:
+            concept = self._tree.concepts.get(mapped[key])
             if concept is not None:
                 self._uncast_concept(obj, concept, permanent=False)
             else:
-                del obj.mapped[key]
-        self._after_write(obj, key, new, changed=True)
-        callbacks = self._callbacks.get((obj.id, key))
+                del mapped[key]
+        okey = (obj.id, key)
+        cid = self._applying.get(okey)  # _after_write, inlined on the live path
+        if cid is not None and key not in mapped and present(new):
+            applied = self._tree.concepts.get(cid)
+            if applied is not None:
+                self._mark_cast(obj, applied)  # Q8: cast when the flag is written
+        callbacks = self._callbacks.get(okey)
         if callbacks:
-            for watcher, cid, kind in list(callbacks):
-                self._fire(watcher, cid, kind)
-        followers = self._followers.get((obj.id, key))
+            for watcher, wcid, kind in list(callbacks):
+                self._fire(watcher, wcid, kind)
+        followers = self._followers.get(okey)
         if followers:
             for fid in followers:
                 self._unstable[fid] = None
 
     def _after_write(self, obj: GraphObject, key: str, new: Any, changed: bool) -> None:
         if self._replaying:
-            effects = self._effects.pop((self._cur_rev, self._write_no), None)
+            if not self._in_mutation:
+                return
+            effects = self._effects.pop(
+                (self._loads * _LOAD_STRIDE + self._cur_rev, self._write_no), None)
             if effects:
                 for kind, data in effects:
                     self._replay_effect(kind, data)
@@ -315,6 +344,7 @@ class Engine:
 
     def _silent_delete(self, obj: GraphObject, key: str) -> None:
         if key in obj.facts:
+            self._dirty = True
             del obj.facts[key]
             index = self._index.get(key)
             if index is not None:
@@ -323,9 +353,18 @@ class Engine:
     # ------------------------------------------------------------------ mutations
 
     def _push_mutation(self, template: Any, target: str | None, cause: dict[str, Any]) -> None:
-        self._mutations.append((template, target, cause))
-        if self._in_mutation:
-            return  # serialized: applied right after the current one
+        if not self._in_mutation and not self._mutations:
+            try:  # idle: apply at once, then whatever it queued
+                self._resolve_and_apply(template, target, cause)
+            except TemplateError as exc:
+                if cause.get("kind") == "host":
+                    self._mutations.clear()
+                    raise
+                self._template_failed(cause, exc)
+        else:
+            self._mutations.append((template, target, cause))
+            if self._in_mutation:
+                return  # serialized: applied right after the current one
         while self._mutations:
             tpl, tgt, cse = self._mutations.popleft()
             try:
@@ -423,7 +462,13 @@ class Engine:
         return gate.test(lambda p: resolve(p, oid, lookup))
 
     def _discover(self, obj: GraphObject) -> list[Concept]:
-        concepts = self._tree.concepts
+        tree = self._tree
+        concepts = tree.concepts
+        watching = self._watching
+        if watching is None or watching[0] is not tree:
+            watching = self._watching = (tree, frozenset(
+                cid for cid, c in concepts.items() if c.watches))
+        watch_ids = watching[1]
         facts = obj.facts
         stack = list(obj.open)
         new_open: list[str] = []
@@ -432,27 +477,49 @@ class Engine:
             c = concepts.get(cid)
             if c is None:
                 continue
-            if c.watches and cid not in obj.watches:
+            if cid in watch_ids and cid not in obj.watches:
                 self._install_watches(obj, c)
-            if c.name is not None and present(facts.get(c.name, UNDEFINED)):
-                if obj.mapped.get(c.name) != cid:
-                    self._mark_cast(obj, c)
-                if c.auto_recast:
-                    self._cast_queue.append((obj.id, cid, True))
-                if not c.children:
-                    continue
-                if c.auto_cast and not self._applicable(obj, c):
-                    continue
-                children = c.children
-                if c.enum:
-                    flag = facts.get(c.name)
-                    listed = set(flag) if type(flag) is list else set()
-                    children = tuple(ch for ch in children if ch in listed)
-                stack.extend(children)
-            else:
+            name = c.name
+            if name is None:
                 new_open.append(cid)
+                continue
+            flag = facts.get(name)
+            if flag is None or not (flag is True or present(flag)):
+                new_open.append(cid)
+                continue
+            if obj.mapped.get(name) != cid:
+                self._mark_cast(obj, c)
+            if c.auto_recast:
+                self._cast_queue.append((obj.id, cid, True))
+            if not c.children:
+                continue
+            if c.auto_cast and not self._applicable(obj, c):
+                continue
+            children = c.children
+            if c.enum:
+                listed = set(flag) if type(flag) is list else set()
+                children = tuple(ch for ch in children if ch in listed)
+            stack.extend(children)
         obj.open = new_open
-        return [concepts[cid] for cid in new_open if self._applicable(obj, concepts[cid])]
+        waiting = obj.waiting
+        found: list[Concept] = []
+        for cid in new_open:
+            c = concepts[cid]
+            entry = waiting.get(cid)
+            if entry is not None:
+                if entry[0] is c:  # the same compiled concept (any tree edit rebuilds them)
+                    value = facts.get(entry[1], UNDEFINED)
+                    if value is None or value is UNDEFINED or (type(value) is float
+                                                               and value != value):
+                        continue  # still waiting for the same local fact: cannot apply
+                del waiting[cid]
+            if self._applicable(obj, c):
+                found.append(c)
+            else:
+                missing = _first_missing(c, facts)
+                if missing is not None:
+                    waiting[cid] = (c, missing)
+        return found
 
     def _install_watches(self, obj: GraphObject, c: Concept) -> None:
         keys: list[tuple[str, str, str]] = []
@@ -598,7 +665,10 @@ class Engine:
                 self._applying.pop((obj.id, c.name or ""), None)
             return
         self.provider_calls[ref.name] = self.provider_calls.get(ref.name, 0) + 1
-        call = ProviderCall(self, MappingProxyType(dict(c.schema)), c.id, obj.id,
+        view = self._views.get(c.id)
+        if view is None or view[0] is not c:
+            view = self._views[c.id] = (c, MappingProxyType(dict(c.schema)))
+        call = ProviderCall(self, view[1], c.id, obj.id,
                             MappingProxyType(obj.facts), ref.args_value(), apply_id, role)
         try:
             result = fn(call)
@@ -607,7 +677,9 @@ class Engine:
             if role == "provider":
                 self._applying.pop((obj.id, c.name or ""), None)
             return
-        if inspect.isawaitable(result):
+        tp = type(result)
+        if tp is not dict and tp is not list and result is not None and inspect.isawaitable(
+                result):
             self._pending.append(_Async(obj.id, c.id, ref, role, apply_id, was_mapped, result))
             return
         self._provider_done(obj.id, c, ref, role, apply_id, was_mapped, result)
@@ -675,6 +747,10 @@ class Engine:
         self._capped = None
         while self._capped is None:
             if not self._unstable and not self._cast_queue:
+                if self._rollback_to is not None:
+                    to_rev, self._rollback_to = self._rollback_to, None
+                    self._restore(to_rev)
+                    continue
                 if self._deferred:
                     ops, self._deferred = self._deferred, []
                     for op in ops:
@@ -727,6 +803,11 @@ class Engine:
             "created": report.created, "capped": report.capped, "digest": report.digest,
             "castDigest": self.cast_digest(),
         })
+        self._take_snapshot()
+        self._dirty = False
+        callback, self._on_first_settle = self._on_first_settle, None
+        if callback is not None:
+            callback()
 
     async def _drain(self, batch: list[_Async]) -> None:
         tasks = [asyncio.ensure_future(entry.awaitable) for entry in batch]
@@ -744,6 +825,14 @@ class Engine:
 
         Call :meth:`asettle` instead from inside a running event loop.
         """
+        if self._destroyed:
+            raise GraphEngineError("settle: this fork was merged into its parent and destroyed")
+        with _gc_paused():
+            self._settle_sync()
+        assert self.last_settle is not None
+        return self.last_settle
+
+    def _settle_sync(self) -> None:
         for batch in self._run():
             try:
                 asyncio.get_running_loop()
@@ -754,13 +843,12 @@ class Engine:
                     if inspect.iscoroutine(entry.awaitable):
                         entry.awaitable.close()
                 raise GraphEngineError("settle: called inside a running event loop; use asettle")
-        assert self.last_settle is not None
-        return self.last_settle
 
     async def asettle(self) -> SettleReport:
         """Like :meth:`settle`, awaiting async providers on the running loop."""
-        for batch in self._run():
-            await self._drain(batch)
+        with _gc_paused():
+            for batch in self._run():
+                await self._drain(batch)
         assert self.last_settle is not None
         return self.last_settle
 
@@ -880,6 +968,11 @@ class Engine:
     def cast_digest(self) -> str:
         """Hex SHA-256 of the canonical JSON of :meth:`cast_state`."""
         return canonical_digest(self.cast_state())
+
+    @property
+    def config(self) -> EngineConfig:
+        """The engine limits in force."""
+        return self._config
 
     @property
     def revision(self) -> int:
@@ -1020,6 +1113,169 @@ class Engine:
         self._tree = build_tree(raw, None)
         self._emit("concept_deleted", {"concept": cid})
 
+    # ------------------------------------------------------------------ checkpoints
+
+    def checkpoint(self) -> dict[str, Any]:
+        """The data of a ``checkpoint`` record: revision, facts digest, live tree, config,
+        and every object (kind, facts, cast state, node links) as JSON text."""
+        import json
+
+        objects = [[oid, o.kind, o.facts, o.mapped, o.incoming, o.outgoing]
+                   for oid, o in self._objects.items()]
+        settled = self.last_settle
+        fresh = settled is not None and settled.revision == self._rev and not self._dirty
+        return {
+            "revision": self._rev,
+            "digest": settled.digest if fresh and settled is not None else self.digest(),
+            "tree": self._tree.export(),
+            "config": self._config.to_json(),
+            "objects": json.dumps(objects, allow_nan=False,
+                                  separators=(",", ":")),
+        }
+
+    def write_checkpoint(self) -> None:
+        """Send a ``checkpoint`` record to the sink: a replay may start there."""
+        self._emit("checkpoint", self.checkpoint())
+
+    def _load_checkpoint(self, pos: int, data: Mapping[str, Any], verify: bool) -> None:
+        import json
+
+        effects, loads = self._effects, self._loads + 1
+        self._setup(self._providers, EngineConfig.from_json(data.get("config", {})), None)
+        self._replaying = True
+        self._effects, self._loads = effects, loads
+        self._tree = build_tree(_json_copy(data["tree"], "tree"), None)
+        self._rev = int(data["revision"])
+        index = self._index
+        for oid, kind, facts, mapped, incoming, outgoing in json.loads(data["objects"]):
+            obj = GraphObject(oid, kind)
+            obj.facts = facts
+            obj.mapped = mapped
+            obj.incoming = incoming
+            obj.outgoing = outgoing
+            self._objects[oid] = obj
+            for key in facts:
+                bucket = index.get(key)
+                if bucket is None:
+                    bucket = index[key] = {}
+                bucket[oid] = None
+        if verify and self.digest() != data.get("digest"):
+            raise ReplayError(f"records[{pos}]: checkpoint facts differ from its digest")
+        self._take_snapshot()
+
+    # ------------------------------------------------------------------ revisions and forks
+
+    def _take_snapshot(self) -> None:
+        facts = {oid: (o.kind, dict(o.facts)) for oid, o in self._objects.items()}
+        self._snapshots[self._rev] = _Snapshot(self._tree, facts)
+        limit = self._config.max_revisions
+        while len(self._snapshots) > limit:
+            del self._snapshots[min(self._snapshots)]
+
+    def revisions(self) -> list[int]:
+        """The revisions of the retained settle snapshots, oldest first (SPEC §1.13)."""
+        return sorted(self._snapshots)
+
+    def snapshot(self, revision: int) -> dict[str, dict[str, Any]]:
+        """A copy of the facts as they were at the settle of ``revision``."""
+        snap = self._snapshot_at(revision, "snapshot")
+        return {oid: _json_copy(f, oid) for oid, (_, f) in snap.facts.items()}
+
+    def _snapshot_at(self, revision: Any, op: str) -> _Snapshot:
+        snap = self._snapshots.get(revision) if type(revision) is int else None
+        if snap is None:
+            raise GraphEngineError(f"{op}.revision: no snapshot of revision {revision!r} "
+                                   f"(kept: {self.revisions()})")
+        return snap
+
+    def diff_revisions(self, a: int, b: int) -> dict[str, Any]:
+        """``{added, removed, changed: {id: {key: [before, after]}}}`` between two settle
+        snapshots, ignoring ``_rev``; an absent key reads as null."""
+        before = self._snapshot_at(a, "diff_revisions").facts
+        after = self._snapshot_at(b, "diff_revisions").facts
+        changed: dict[str, dict[str, list[Any]]] = {}
+        for oid in sorted(set(before) & set(after)):
+            fa, fb = before[oid][1], after[oid][1]
+            keys = [k for k in sorted(set(fa) | set(fb)) if k != "_rev"]
+            delta = {k: [fa.get(k), fb.get(k)] for k in keys
+                     if k not in fa or k not in fb or not js_same(fa[k], fb[k])}
+            if delta:
+                changed[oid] = _json_copy(delta, oid)
+        return {"added": sorted(set(after) - set(before)),
+                "removed": sorted(set(before) - set(after)), "changed": changed}
+
+    def rollback_to(self, revision: int) -> None:
+        """Restore the tree and facts of a settle snapshot and drop the later ones (linear
+        undo); deferred to the end of the pass when called from inside one (several collapse
+        to the earliest). The next :meth:`settle` re-stabilizes. Revisions keep counting up,
+        so no revision number is used twice."""
+        self._snapshot_at(revision, "rollback_to")
+        if self._in_pass:
+            if self._rollback_to is None or revision < self._rollback_to:
+                self._rollback_to = revision
+            return
+        self._restore(revision)
+
+    def _restore(self, revision: int) -> None:
+        snap = self._snapshots.get(revision)
+        if snap is None:
+            raise ReplayError(f"rolled_back: no snapshot of revision {revision}")
+        self._emit("rolled_back", {"to": revision, "previous": self._rev})
+        self._rev += 1  # the restored state is a new revision: numbers are never reused
+        for rev in [r for r in self._snapshots if r > revision]:
+            del self._snapshots[rev]
+        keep = (self._providers, self._config, self._sink, self._rev, self._snapshots,
+                self._replaying, self._effects, self._loads, self.provider_calls,
+                self.warnings, self.last_settle)
+        self._setup(keep[0], keep[1], keep[2])
+        (self._rev, self._snapshots, self._replaying, self._effects, self._loads,
+         self.provider_calls, self.warnings, self.last_settle) = keep[3:]
+        self._tree = snap.tree
+        groups: dict[str, list[dict[str, Any]]] = {"freeNodes": [], "nodes": [], "segments": []}
+        group_of = {"free": "freeNodes", "node": "nodes", "segment": "segments"}
+        for kind, facts in snap.facts.values():
+            groups[group_of[kind]].append(facts)
+        mounted = self._apply_seed(groups)
+        if not self._replaying:
+            self._mount(mounted)
+
+    def fork(
+        self,
+        seed: Mapping[str, Any] | None = None,
+        *,
+        config: EngineConfig | None = None,
+        sink: RecordSink | None = None,
+        reintegrate_into: str | None = None,
+        project: Callable[[Engine], Any] | None = None,
+    ) -> Engine:
+        """A child engine on the live tree and these providers (SPEC §1.13 ``fork``).
+
+        ``seed`` defaults to this engine's facts. With ``reintegrate_into`` (an object id of
+        this engine), the child's first settle applies ``project(child)`` onto this engine
+        (default ``{"$$_id": target, "forkResult": <child facts>}``) as a mutation with cause
+        ``fork``, then the child is destroyed (settling it again is an error).
+        """
+        if reintegrate_into is not None and reintegrate_into not in self._objects:
+            raise GraphEngineError(f"fork.reintegrate_into: unknown object {reintegrate_into!r}")
+        child = Engine(self.export_tree(), providers=self._providers,
+                       seed=seed if seed is not None else facts_seed(self),
+                       config=config or self._config, sink=sink)
+        if reintegrate_into is not None:
+            target = reintegrate_into
+
+            def merge() -> None:
+                if project is not None:
+                    template = project(child)
+                else:
+                    result = {oid: {k: v for k, v in f.items() if k != "_rev"}
+                              for oid, f in child.facts().items()}
+                    template = {"$$_id": target, "forkResult": result}
+                child._destroyed = True
+                self._push_mutation(template, target, {"kind": "fork", "object": target})
+
+            child._on_first_settle = merge
+        return child
+
     # ------------------------------------------------------------------ replay
 
     @classmethod
@@ -1030,26 +1286,45 @@ class Engine:
         providers: Mapping[str, Provider] | None = None,
         sink: RecordSink | None = None,
         verify: bool = True,
+        from_checkpoint: bool = False,
     ) -> Engine:
         """Rebuild an engine from its records without calling any provider.
 
         Facts, concept tree and cast state are restored; each ``settled`` digest is checked
         when ``verify`` (a mismatch raises :class:`ReplayError`). ``providers`` and ``sink``
-        are attached for live use after the replay.
+        are attached for live use after the replay. With ``from_checkpoint``, the replay
+        starts at the last ``checkpoint`` record (see :meth:`write_checkpoint`), whose digest
+        is checked when ``verify``; otherwise checkpoints are skipped.
         """
+        with _gc_paused():
+            return cls._replay(records, providers, sink, verify, from_checkpoint)
+
+    @classmethod
+    def _replay(cls, records: Iterable[tuple[str, Mapping[str, Any]]],
+                providers: Mapping[str, Provider] | None, sink: RecordSink | None,
+                verify: bool, from_checkpoint: bool = False) -> Engine:
         stream: list[tuple[str, Mapping[str, Any]]] = [(str(k), d) for k, d in records]
+        if from_checkpoint:
+            stream = stream[usable_checkpoint(stream):]
+            stream = [(k, d) for i, (k, d) in enumerate(stream) if k != "checkpoint" or i == 0]
+        else:
+            stream = [(k, d) for k, d in stream if k != "checkpoint"]
         eng = cls.__new__(cls)
         eng._setup(dict(providers or {}), EngineConfig(), None)
         eng._replaying = True
         main: list[tuple[int, str, Mapping[str, Any]]] = []
+        loads = 0  # effects are keyed per loaded session: revisions restart at a reload
         for pos, (kind, data) in enumerate(stream):
-            if not isinstance(data, Mapping):
+            if type(data) is not dict and not isinstance(data, Mapping):
                 raise ReplayError(f"records[{pos}]: data must be an object")
+            if kind == "tree_loaded" or kind == "checkpoint":
+                loads += 1
             if kind in ("cast", "uncast") and data.get("at") is not None:
                 at = data["at"]
                 if type(at) is not list or len(at) != 2:
                     raise ReplayError(f"records[{pos}].at: must be [rev, write]")
-                eng._effects.setdefault((int(at[0]), int(at[1])), []).append((kind, data))
+                key = (loads * _LOAD_STRIDE + int(at[0]), int(at[1]))
+                eng._effects.setdefault(key, []).append((kind, data))
             else:
                 main.append((pos, kind, data))
         try:
@@ -1071,11 +1346,16 @@ class Engine:
 
     def _replay_one(self, pos: int, kind: str, data: Mapping[str, Any], verify: bool) -> None:
         if kind == "tree_loaded":
+            self._loads += 1
             if self._objects or self._rev:  # a new session (scenario reload): start over
+                effects, loads = self._effects, self._loads
                 self._setup(self._providers, self._config, None)
                 self._replaying = True
+                self._effects, self._loads = effects, loads
             self._config = EngineConfig.from_json(data.get("config", {}))
             self._tree = build_tree(_json_copy(data["tree"], "tree"), None)
+        elif kind == "checkpoint":
+            self._load_checkpoint(pos, data, verify)
         elif kind == "seeded":
             self._apply_seed(data)
         elif kind == "mutation_applied":
@@ -1093,10 +1373,75 @@ class Engine:
                 raise ReplayError(f"records[{pos}]: facts digest differs from the recording")
             if verify and "castDigest" in data and data["castDigest"] != self.cast_digest():
                 raise ReplayError(f"records[{pos}]: cast digest differs from the recording")
+            self._take_snapshot()
+        elif kind == "rolled_back":
+            self._restore(int(data["to"]))
         elif kind == "provider_error":
             pass
         else:
             raise ReplayError(f"records[{pos}]: unknown record type {kind!r}")
+
+
+@attrs.frozen
+class _Snapshot:
+    tree: ConceptTree
+    facts: dict[str, tuple[str, dict[str, Any]]]
+
+
+def usable_checkpoint(records: list[tuple[str, Mapping[str, Any]]]) -> int:
+    """The index of the last ``checkpoint`` record a replay may start from (0 when none).
+
+    A checkpoint is unusable when a later ``rolled_back`` goes back before its revision (the
+    snapshot it needs is older than the checkpoint).
+    """
+    earliest: int | None = None
+    for i in range(len(records) - 1, -1, -1):
+        kind, data = records[i]
+        if kind == "rolled_back" and type(data.get("to")) is int:
+            earliest = data["to"] if earliest is None else min(earliest, data["to"])
+        elif kind == "checkpoint" and (earliest is None
+                                       or earliest >= int(data.get("revision", 0))):
+            return i
+    return 0
+
+
+def facts_seed(engine: Engine) -> dict[str, list[dict[str, Any]]]:
+    """Every object's facts as a seed (``_rev`` dropped; kind from ``Node``/``Segment``)."""
+    seed: dict[str, list[dict[str, Any]]] = {"freeNodes": [], "nodes": [], "segments": []}
+    for facts in engine.facts().values():
+        record = {k: v for k, v in facts.items() if k != "_rev"}
+        if truthy(record.get("Node")):
+            group = "nodes"
+        elif truthy(record.get("Segment")):
+            group = "segments"
+        else:
+            group = "freeNodes"
+        seed[group].append(record)
+    return seed
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for a settle (restored after).
+
+    A settle allocates many small containers and no cycles of its own; with the collector on,
+    its full passes over a large graph cost about a third of a big settle.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _first_missing(c: Concept, facts: Mapping[str, Any]) -> str | None:
+    """A simple (local) require key of ``c`` that is unsatisfied on these facts, if any."""
+    for path in c.require:
+        if path.simple and not satisfies_require(facts.get(path.text, UNDEFINED)):
+            return path.text
+    return None
 
 
 def _fast_items(template: dict[str, Any], kind_of: Callable[[str], str | None]

@@ -13,6 +13,7 @@ __all__ = [
     "GraphEngineError",
     "ReplayError",
     "ScenarioError",
+    "SessionError",
     "TemplateError",
 ]
 
@@ -39,3 +40,7 @@ class ScenarioError(GraphEngineError):
 
 class ReplayError(GraphEngineError):
     """A record stream is malformed or does not reproduce its recorded digests."""
+
+
+class SessionError(GraphEngineError):
+    """A recorded session cannot start, be found, or be written (ids, providers, the log)."""

@@ -10,20 +10,31 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from .engine import Engine, EngineConfig, Provider, ProviderCall, RecordSink
+from .engine import Engine, EngineConfig, Provider, ProviderCall, RecordSink, facts_seed
 from .errors import GraphEngineError, ScenarioError
 from .expr import compile_expression
-from .jsvalue import UNDEFINED, js_json_stringify, to_string, truthy
+from .jsvalue import UNDEFINED, js_json_stringify, to_string
+
+if TYPE_CHECKING:
+    from .provider_cache import ProviderCache
 
 __all__ = [
+    "MemoryHost",
+    "ProviderKind",
+    "ScenarioHost",
     "build_provider",
     "generate_workload",
+    "reload_seed",
     "run_scenario",
     "snapshot",
     "substitute",
 ]
+
+#: Bounds of the generated workload (a scenario file must not exhaust memory).
+MAX_ENTITIES: Final = 1_000_000
+MAX_CONCEPTS: Final = 99
 
 _STEP_OPS: Final = frozenset({
     "mutate", "patchConcept", "addConcept", "deleteConcept", "castConcept", "unCastConcept",
@@ -123,13 +134,17 @@ def substitute(value: Any, call: ProviderCall) -> Any:
 # ----------------------------------------------------------------------------- providers
 
 
-def build_provider(name: str, spec: Any, counts: dict[str, int]) -> Provider:
-    """Build a declarative provider (``emit``, ``cases``, ``none``) counting its calls."""
+def build_provider(name: str, spec: Any, counts: dict[str, int],
+                   cache: ProviderCache | None = None) -> Provider:
+    """Build a declarative provider (``emit``, ``cases``, ``none``, ``llm``) counting its calls.
+
+    With ``"cache": true`` the provider is wrapped in ``cache`` (cache hits are not counted).
+    """
     if type(spec) is not dict:
         raise ScenarioError(f"providers.{name}: must be an object")
     kind = spec.get("kind")
-    if spec.get("cache"):
-        raise ScenarioError(f"providers.{name}.cache: the provider cache is not supported yet")
+    if spec.get("cache") and cache is None:
+        raise ScenarioError(f"providers.{name}.cache: no provider cache was given")
     is_async = bool(spec.get("async"))
     produce: Callable[[ProviderCall], Any]
     if kind == "emit":
@@ -162,9 +177,16 @@ def build_provider(name: str, spec: Any, counts: dict[str, int]) -> Provider:
 
         def produce(call: ProviderCall) -> Any:
             return None
-    elif kind in ("llm", "loop"):
+    elif kind == "llm":
+        from .llm import ScriptedClient, make_llm_provider
+
+        replies = spec.get("replies", {})
+        if type(replies) is not dict:
+            raise ScenarioError(f"providers.{name}.replies: must be an object")
+        produce = make_llm_provider(ScriptedClient(replies, spec.get("defaultReply")))
+    elif kind == "loop":
         raise ScenarioError(
-            f"providers.{name}.kind: {kind!r} providers need the authoring loop (later issue)"
+            f"providers.{name}.kind: 'loop' needs the authoring package's provider kind"
         )
     else:
         raise ScenarioError(f"providers.{name}.kind: unknown provider kind {kind!r}")
@@ -181,6 +203,9 @@ def build_provider(name: str, spec: Any, counts: dict[str, int]) -> Provider:
 
         return later()
 
+    if spec.get("cache"):
+        assert cache is not None
+        return cache.wrap(provider)
     return provider
 
 
@@ -190,8 +215,10 @@ def build_provider(name: str, spec: Any, counts: dict[str, int]) -> Provider:
 def generate_workload(entities: int, concepts: int, seed_mod: int = 1000
                       ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Provider]]:
     """The generated benchmark workload of SPEC §3: ``(tree, seed, providers)``."""
-    if entities < 0 or concepts < 1 or seed_mod < 1:
-        raise ScenarioError("generate: entities >= 0, concepts >= 1, seedMod >= 1")
+    if not (0 <= entities <= MAX_ENTITIES and 1 <= concepts <= MAX_CONCEPTS and seed_mod >= 1):
+        raise ScenarioError(f"generate: needs 0 <= entities <= {MAX_ENTITIES}, 1 <= concepts "
+                            f"<= {MAX_CONCEPTS} and seedMod >= 1, got {entities}, {concepts}, "
+                            f"{seed_mod}")
     roots: dict[str, Any] = {}
     by_id: dict[str, dict[str, Any]] = {}
     for k in range(1, concepts + 1):
@@ -247,58 +274,145 @@ def _require(step: Mapping[str, Any], key: str, where: str) -> Any:
     return step[key]
 
 
-def _reload(engine: Engine, providers: Mapping[str, Provider], config: EngineConfig,
-            sink: RecordSink | None) -> Engine:
-    seed: dict[str, list[dict[str, Any]]] = {"freeNodes": [], "nodes": [], "segments": []}
-    for facts in engine.facts().values():
-        record = {k: v for k, v in facts.items() if k != "_rev"}
-        if truthy(record.get("Node")):
-            group = "nodes"
-        elif truthy(record.get("Segment")):
-            group = "segments"
-        else:
-            group = "freeNodes"
-        seed[group].append(record)
-    return Engine(engine.export_tree(), providers=providers, seed=seed, config=config, sink=sink)
+_STEP_KEYS: Final = {
+    "mutate": ("template",),
+    "patchConcept": ("concept", "updates"),
+    "addConcept": ("schema",),
+    "deleteConcept": ("concept",),
+    "castConcept": ("target", "concept"),
+    "unCastConcept": ("target", "concept"),
+    "reload": (),
+    "settle": (),
+}
 
 
-def run_scenario(data: Mapping[str, Any], *, sink: RecordSink | None = None) -> dict[str, Any]:
-    """Run a scenario (SPEC §2) and return the expected-output format."""
+def _check_steps(steps: Any) -> list[dict[str, Any]]:
+    """Validate the shape of every step before anything runs."""
+    if type(steps) is not list:
+        raise ScenarioError("scenario.steps: must be a list")
+    for i, step in enumerate(steps):
+        where = f"scenario.steps[{i}]"
+        if type(step) is not dict or step.get("op") not in _STEP_OPS:
+            raise ScenarioError(f"{where}.op: must be one of {sorted(_STEP_OPS)}")
+        for key in _STEP_KEYS[step["op"]]:
+            _require(step, key, where)
+    return steps
+
+
+def reload_seed(engine: Engine) -> dict[str, list[dict[str, Any]]]:
+    """The facts of every object as a seed (``_rev`` dropped; kind from ``Node``/``Segment``)."""
+    return facts_seed(engine)
+
+
+#: A scenario provider kind: ``kind(key, spec, counts) -> {"Ns::fn": provider}``.
+ProviderKind = Callable[[str, Any, dict[str, int]], Mapping[str, Provider]]
+
+
+class ScenarioHost(Protocol):
+    """Where a scenario's engine lives: in memory (default) or a recorded session."""
+
+    def boot(self, tree: Mapping[str, Any], providers: Mapping[str, Provider],
+             seed: Mapping[str, Any], config: EngineConfig) -> Engine:
+        """Create the engine (nothing settled yet)."""
+
+    def settle(self, engine: Engine) -> None:
+        """Settle the engine (and record what it did)."""
+
+    def reload(self, engine: Engine) -> Engine:
+        """A fresh engine booted on the current facts and live tree."""
+
+
+class MemoryHost:
+    """The in-memory :class:`ScenarioHost`; records go to ``sink`` when given."""
+
+    def __init__(self, sink: RecordSink | None = None) -> None:
+        self.sink = sink
+        self.providers: Mapping[str, Provider] = {}
+
+    def boot(self, tree: Mapping[str, Any], providers: Mapping[str, Provider],
+             seed: Mapping[str, Any], config: EngineConfig) -> Engine:
+        self.providers = providers
+        return Engine(tree, providers=providers, seed=seed, config=config, sink=self.sink)
+
+    def settle(self, engine: Engine) -> None:
+        engine.settle()
+
+    def reload(self, engine: Engine) -> Engine:
+        return Engine(engine.export_tree(), providers=self.providers, seed=reload_seed(engine),
+                      config=engine.config, sink=self.sink)
+
+
+def _int_field(gen: Mapping[str, Any], key: str, default: int) -> int:
+    value = gen.get(key, default)
+    if type(value) is not int:
+        raise ScenarioError(f"scenario.generate.{key}: must be an integer, got {value!r}")
+    return value
+
+
+def run_scenario(
+    data: Mapping[str, Any],
+    *,
+    sink: RecordSink | None = None,
+    host: ScenarioHost | None = None,
+    extra_providers: Mapping[str, Provider] | None = None,
+    provider_kinds: Mapping[str, ProviderKind] | None = None,
+) -> dict[str, Any]:
+    """Run a scenario (SPEC §2) and return the expected-output format.
+
+    ``host`` decides where the engine lives (default: in memory, records to ``sink``);
+    ``extra_providers`` are added to the scenario's declarative ones (which win on a clash);
+    ``provider_kinds`` adds provider kinds: ``kind(key, spec, counts)`` returns the providers
+    a spec of that kind registers (the authoring package's ``loop``, for instance).
+    The scenario's shape is checked before anything runs.
+    """
     if not isinstance(data, Mapping):
         raise ScenarioError("scenario: must be an object")
     counts: dict[str, int] = {}
-    providers: dict[str, Provider] = {}
+    providers: dict[str, Provider] = dict(extra_providers or {})
     specs = data.get("providers") or {}
     if type(specs) is not dict:
         raise ScenarioError("scenario.providers: must be an object")
+    kinds = dict(provider_kinds or {})
+    cache: ProviderCache | None = None
+    if any(type(spec) is dict and spec.get("cache") for spec in specs.values()):
+        from .provider_cache import ProviderCache
+
+        cache = ProviderCache()
     for name, spec in specs.items():
-        providers[name] = build_provider(name, spec, counts)
+        kind = spec.get("kind") if type(spec) is dict else None
+        if type(kind) is str and kind in kinds:
+            providers.update(kinds[kind](name, spec, counts))
+        else:
+            providers[name] = build_provider(name, spec, counts, cache)
     config_data = data.get("config") or {}
     if type(config_data) is not dict:
         raise ScenarioError("scenario.config: must be an object")
-    config = EngineConfig.from_json(config_data)
+    try:
+        config = EngineConfig.from_json(config_data)
+    except ScenarioError:
+        raise
+    except GraphEngineError as exc:
+        raise ScenarioError(f"scenario.{exc}") from None
+    steps = _check_steps(data.get("steps") or [])
     if "generate" in data:
         gen = data["generate"]
         if type(gen) is not dict:
             raise ScenarioError("scenario.generate: must be an object")
         tree, seed, gen_providers = generate_workload(
-            int(gen.get("entities", 0)), int(gen.get("concepts", 1)), int(gen.get("seedMod", 1000))
+            _int_field(gen, "entities", 0), _int_field(gen, "concepts", 1),
+            _int_field(gen, "seedMod", 1000),
         )
         for name, fn in gen_providers.items():
             providers[name] = _counting(name, fn, counts)
     else:
         tree = _require(data, "conceptTree", "scenario")
         seed = data.get("seed") or {}
-    engine = Engine(tree, providers=providers, seed=seed, config=config, sink=sink)
-    engine.settle()
+    runner = host if host is not None else MemoryHost(sink)
+    engine = runner.boot(tree, providers, seed, config)
+    runner.settle(engine)
     states = [{"after": "boot", "objects": snapshot(engine)}]
-    steps = data.get("steps") or []
-    if type(steps) is not list:
-        raise ScenarioError("scenario.steps: must be a list")
     for i, step in enumerate(steps, 1):
         where = f"steps[{i - 1}]"
-        if type(step) is not dict or step.get("op") not in _STEP_OPS:
-            raise ScenarioError(f"{where}.op: must be one of {sorted(_STEP_OPS)}")
         op = step["op"]
         if op == "mutate":
             engine.mutate(_require(step, "template", where), step.get("target"))
@@ -313,8 +427,8 @@ def run_scenario(data: Mapping[str, Any], *, sink: RecordSink | None = None) -> 
         elif op == "unCastConcept":
             engine.uncast(_require(step, "target", where), _require(step, "concept", where))
         elif op == "reload":
-            engine = _reload(engine, providers, config, sink)
-        engine.settle()
+            engine = runner.reload(engine)
+        runner.settle(engine)
         states.append({"after": f"step{i}:{op}", "objects": snapshot(engine)})
     result: dict[str, Any] = {
         "scenario": data.get("name", ""),
@@ -325,6 +439,8 @@ def run_scenario(data: Mapping[str, Any], *, sink: RecordSink | None = None) -> 
     links = engine.node_links()
     if links:
         result["nodeLinks"] = {k: links[k] for k in sorted(links)}
+    if cache is not None:
+        result["cacheStats"] = cache.stats.to_json()
     return result
 
 

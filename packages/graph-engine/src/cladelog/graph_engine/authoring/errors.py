@@ -1,0 +1,21 @@
+"""Exception types of the authoring modules (all :class:`ValueError` subclasses)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import GraphEngineError
+
+__all__ = ["AuthoringError", "MemoStabilityError"]
+
+
+class AuthoringError(GraphEngineError):
+    """Bad input to an authoring module; the one-line message names the field path."""
+
+
+class MemoStabilityError(AuthoringError):
+    """A structural change perturbed an incumbent's memo surface; ``diff`` says where."""
+
+    def __init__(self, message: str, diff: Any) -> None:
+        super().__init__(message)
+        self.diff = diff

@@ -1,0 +1,469 @@
+"""The decompose-and-synthesize loop (SPEC §1.14, ``loop``) as concepts plus providers.
+
+DECOMPOSE. Every segment is a ``Task``; ``EvalComplexity`` marks it ``Atomic`` or
+``NeedsSplit`` (a depth floor forces ``Atomic``); ``Expand`` turns a ``NeedsSplit`` segment
+into a chain of child segments; ``Answer`` answers an ``Atomic`` one.
+
+SYNTHESIZE, two regimes with the same bounded rollup function:
+
+- :func:`synthesize` (with :func:`loop_concept_tree`): a deterministic post-order walk after
+  the run, writing ``{answer, Synthesized: true}`` on every expanded segment;
+- :func:`reactive_loop_concept_tree`: ``ReportUp`` pushes each answered segment's id onto its
+  parent's ``answeredBy`` (``{__push}``), and ``Rollup`` fires exactly once per expanded
+  segment when ``$answeredBy.length == $expandedInto.length``, inside stabilization.
+
+Content is injected (sync or async functions), so the same loop runs with deterministic
+functions or a model. A content function that raises, or returns something malformed,
+degrades: to ``Atomic`` for eval and expand, to an ``"(error)"`` answer for answer and
+rollup, with ``llmError`` carrying the message. The run itself is an ordinary graph session:
+its records replay with no provider (so no content function) called.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Callable, Generator, Mapping
+from typing import Any, Final
+
+import attrs
+
+from ..engine import Engine, Provider, ProviderCall
+from ..errors import ScenarioError
+from ._util import error_text, js_string, resolve_sync
+from .errors import AuthoringError
+
+__all__ = [
+    "AnswerFn",
+    "EvalFn",
+    "ExpandFn",
+    "RollupFn",
+    "SegmentView",
+    "asynthesize",
+    "default_rollup",
+    "loop_concept_tree",
+    "loop_provider_kind",
+    "make_decompose_providers",
+    "reactive_loop_concept_tree",
+    "synthesize",
+]
+
+ERROR_ANSWER: Final = "(error)"
+
+
+@attrs.frozen
+class SegmentView:
+    """What a content function sees: the segment id and a copy of its facts."""
+
+    id: str
+    facts: Mapping[str, Any]
+
+    @property
+    def label(self) -> Any:
+        """The segment's ``label`` fact (None when absent)."""
+        return self.facts.get("label")
+
+    @property
+    def depth(self) -> int | float:
+        """The segment's ``depth`` fact, 0 when absent or not a number."""
+        return _depth(self.facts)
+
+
+EvalFn = Callable[[SegmentView], Any]
+"""``(segment) -> bool | {"atomic": bool}`` (or an awaitable of it)."""
+ExpandFn = Callable[[SegmentView], Any]
+"""``(segment) -> [{"name", "description"?} | name, ...]`` ordered sub-steps."""
+AnswerFn = Callable[[SegmentView], Any]
+"""``(segment) -> answer`` for an atomic segment."""
+RollupFn = Callable[[SegmentView, list[Any]], Any]
+"""``(segment, child answers in expandedInto order) -> bounded parent answer``."""
+
+
+def _concept(cid: str, require: list[str], provider: str, **extra: Any) -> dict[str, Any]:
+    return {"_id": cid, "_name": cid, "require": require, "provider": [provider], **extra}
+
+
+def loop_concept_tree(namespace: str = "AI") -> dict[str, Any]:
+    """A fresh copy of the decompose tree: ``Task`` → ``EvalComplexity``, ``Expand``, ``Answer``."""
+    children = {
+        "EvalComplexity": _concept("EvalComplexity", ["Task"], f"{namespace}::evalComplexity"),
+        "Expand": _concept("Expand", ["Task", "NeedsSplit"], f"{namespace}::expand"),
+        "Answer": _concept("Answer", ["Task", "Atomic"], f"{namespace}::answer"),
+    }
+    task = {"_id": "Task", "_name": "Task", "require": "Segment", "childConcepts": children}
+    return {"childConcepts": {"Task": task}}
+
+
+def reactive_loop_concept_tree(namespace: str = "AI") -> dict[str, Any]:
+    """The decompose tree plus ``ReportUp`` and ``Rollup`` (the ``.length`` completion gate)."""
+    tree = loop_concept_tree(namespace)
+    children = tree["childConcepts"]["Task"]["childConcepts"]
+    children["ReportUp"] = _concept("ReportUp", ["Task", "Answered", "parentSeg"],
+                                    f"{namespace}::reportUp")
+    children["Rollup"] = _concept("Rollup", ["Task", "expandedInto"], f"{namespace}::rollup",
+                                  ensure=["$answeredBy.length == $expandedInto.length"])
+    return copy.deepcopy(tree)
+
+
+# ----------------------------------------------------------------------------- content
+
+
+def _depth(facts: Mapping[str, Any]) -> int | float:
+    value = facts.get("depth")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+        return value
+    return 0
+
+
+def _js_truthy(value: Any) -> bool:
+    if value is None or value is False:
+        return False
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value != 0 and value == value
+    if isinstance(value, str):
+        return value != ""
+    return True
+
+
+def _is_atomic(result: Any) -> bool:
+    if isinstance(result, bool) or result is None:
+        return bool(result)
+    if isinstance(result, Mapping):
+        return _js_truthy(result.get("atomic"))
+    raise AuthoringError(f"eval_fn: must return a bool or {{'atomic': bool}}, "
+                         f"got {type(result).__name__}")
+
+
+def _steps(raw: Any, max_branch: int) -> list[tuple[Any, Any]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list | tuple):
+        raise AuthoringError(f"expand_fn: must return a list of steps, got {type(raw).__name__}")
+    out: list[tuple[Any, Any]] = []
+    for i, step in enumerate(raw[:max_branch]):
+        if isinstance(step, str):
+            out.append((step, None))
+        elif isinstance(step, Mapping):
+            out.append((step.get("name"), step.get("description")))
+        else:
+            raise AuthoringError(f"expand_fn[{i}]: a step must be a name or "
+                                 f"{{'name', 'description'}}, got {type(step).__name__}")
+    return out
+
+
+def default_rollup(segment: SegmentView, answers: list[Any]) -> str:
+    """The default rollup: the child answers concatenated (null as "")."""
+    return "".join("" if a is None else js_string(a) for a in answers)
+
+
+def _run_content(thunk: Callable[[], Any], build: Callable[[Any], Any],
+                 degrade: Callable[[BaseException], Any]) -> Any:
+    """Call a content function (sync or async) and turn its output into a template."""
+    try:
+        value = thunk()
+    except Exception as exc:
+        return degrade(exc)
+    if inspect.isawaitable(value):
+        pending = value
+
+        async def later() -> Any:
+            try:
+                got = await pending
+                return build(got)
+            except Exception as exc:
+                return degrade(exc)
+
+        return later()
+    try:
+        return build(value)
+    except Exception as exc:
+        return degrade(exc)
+
+
+def _view(call: ProviderCall) -> SegmentView:
+    return SegmentView(call.object_id, dict(call.facts))
+
+
+def make_decompose_providers(
+    eval_fn: EvalFn | None = None,
+    expand_fn: ExpandFn | None = None,
+    answer_fn: AnswerFn | None = None,
+    rollup_fn: RollupFn | None = None,
+    max_depth: int = 2,
+    max_branch: int = 4,
+    namespace: str = "AI",
+) -> dict[str, Provider]:
+    """The loop's providers ``<namespace>::evalComplexity/expand/answer/reportUp/rollup``.
+
+    Content functions may be sync or async. ``max_depth`` is the depth floor (a segment
+    whose ``depth`` ≥ ``max_depth`` is Atomic without consulting ``eval_fn``);
+    ``max_branch`` truncates the steps of ``expand_fn``.
+    """
+    for name, value, low in (("max_depth", max_depth, 0), ("max_branch", max_branch, 1)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise AuthoringError(f"{name}: must be an integer >= {low}, got {value!r}")
+    ev: EvalFn = eval_fn or (lambda seg: True)
+    ex: ExpandFn = expand_fn or (lambda seg: [])
+    an: AnswerFn = answer_fn or (lambda seg: "")
+    ro: RollupFn = rollup_fn or default_rollup
+
+    def eval_complexity(call: ProviderCall) -> Any:
+        if _depth(call.facts) >= max_depth:  # the depth floor
+            return {"$_id": "_parent", "EvalComplexity": True, "Atomic": True}
+        seg = _view(call)
+
+        def build(result: Any) -> Any:
+            flag = "Atomic" if _is_atomic(result) else "NeedsSplit"
+            return {"$_id": "_parent", "EvalComplexity": True, flag: True}
+
+        return _run_content(lambda: ev(seg), build, lambda exc: {
+            "$_id": "_parent", "EvalComplexity": True, "Atomic": True,
+            "llmError": error_text(exc)})
+
+    def expand(call: ProviderCall) -> Any:
+        seg = _view(call)
+
+        def build(raw: Any) -> Any:
+            steps = _steps(raw, max_branch)
+            if not steps:  # nothing to split: a leaf
+                return {"$_id": "_parent", "Expand": True, "Atomic": True}
+            base = seg.id
+            depth = _depth(seg.facts) + 1
+            child_ids = [f"{base}_s{i}" for i in range(len(steps))]
+            tpl: list[dict[str, Any]] = [
+                {"$_id": "_parent", "Expand": True, "expandedInto": child_ids}]
+            prev = seg.facts.get("originNode")
+            for i, (name, description) in enumerate(steps):
+                last = i == len(steps) - 1
+                tnode = seg.facts.get("targetNode") if last else f"{base}_m{i}"
+                if not last:
+                    node: dict[str, Any] = {"_id": tnode, "Node": True}
+                    if name is not None:
+                        node["label"] = name
+                    tpl.append(node)
+                child: dict[str, Any] = {
+                    "_id": child_ids[i], "Segment": True, "originNode": prev,
+                    "targetNode": tnode, "depth": depth, "parentSeg": base}
+                if name is not None:
+                    child["label"] = name
+                if description is not None:
+                    child["description"] = description
+                tpl.append(child)
+                prev = tnode
+            return tpl
+
+        return _run_content(lambda: ex(seg), build, lambda exc: {
+            "$_id": "_parent", "Expand": True, "Atomic": True, "llmError": error_text(exc)})
+
+    def answer(call: ProviderCall) -> Any:
+        seg = _view(call)
+        return _run_content(
+            lambda: an(seg),
+            lambda a: {"$_id": "_parent", "Answer": True, "Answered": True, "answer": a},
+            lambda exc: {"$_id": "_parent", "Answer": True, "Answered": True,
+                         "answer": ERROR_ANSWER, "llmError": error_text(exc)})
+
+    def report_up(call: ProviderCall) -> Any:
+        return [{"$$_id": call.facts.get("parentSeg"), "answeredBy": {"__push": call.object_id}},
+                {"$_id": "_parent", "ReportUp": True}]
+
+    def rollup(call: ProviderCall) -> Any:
+        seg = _view(call)
+        kids = _child_answers(call.engine, seg.facts)
+        return _run_content(
+            lambda: ro(seg, kids),
+            lambda a: {"$_id": "_parent", "Rollup": True, "Answered": True, "answer": a},
+            lambda exc: {"$_id": "_parent", "Rollup": True, "Answered": True,
+                         "answer": ERROR_ANSWER, "llmError": error_text(exc)})
+
+    return {
+        f"{namespace}::evalComplexity": eval_complexity,
+        f"{namespace}::expand": expand,
+        f"{namespace}::answer": answer,
+        f"{namespace}::reportUp": report_up,
+        f"{namespace}::rollup": rollup,
+    }
+
+
+def _kid_ids(facts: Mapping[str, Any]) -> list[str]:
+    kids = facts.get("expandedInto")
+    if not isinstance(kids, list):
+        return []
+    return [k for k in kids if isinstance(k, str)]
+
+
+def _child_answers(engine: Engine, facts: Mapping[str, Any]) -> list[Any]:
+    out: list[Any] = []
+    for kid in _kid_ids(facts):
+        got = engine.get(kid)
+        out.append(None if got is None else got.get("answer"))
+    return out
+
+
+# ----------------------------------------------------------------------------- synthesize
+
+
+def _synthesis(engine: Engine, root_id: str
+               ) -> Generator[tuple[SegmentView, list[Any]], Any, Any]:
+    """Post-order walk; yields ``(segment, child answers)`` and receives the rollup answer."""
+    if not isinstance(root_id, str):
+        raise AuthoringError(f"root_id: must be a string, got {type(root_id).__name__}")
+    done: dict[str, Any] = {}
+    on_path: set[str] = set()
+    stack: list[tuple[str, bool]] = [(root_id, False)]
+    while stack:
+        sid, expanded = stack.pop()
+        if sid in done:
+            continue
+        facts = engine.get(sid)
+        if facts is None:
+            done[sid] = None
+            continue
+        kids = _kid_ids(facts)
+        if not kids:
+            done[sid] = facts.get("answer")  # a leaf: answered by the Answer concept
+            continue
+        if not expanded:
+            on_path.add(sid)
+            stack.append((sid, True))
+            for kid in reversed(kids):
+                if kid in on_path:
+                    raise AuthoringError(f"segments.{sid}.expandedInto: cycle through {kid!r}")
+                if kid not in done:
+                    stack.append((kid, False))
+            continue
+        on_path.discard(sid)
+        answer = yield SegmentView(sid, facts), [done.get(k) for k in kids]
+        done[sid] = answer
+    return done.get(root_id)
+
+
+def _write_answer(engine: Engine, seg: SegmentView, answer: Any, error: str | None) -> None:
+    tpl: dict[str, Any] = {"$$_id": seg.id, "answer": answer, "Synthesized": True}
+    if error is not None:
+        tpl["llmError"] = error
+    engine.mutate(tpl, seg.id)
+
+
+def synthesize(engine: Engine, root_id: str, rollup_fn: RollupFn | None = None) -> Any:
+    """The deterministic synthesis regime: a sequential post-order walk from ``root_id``.
+
+    Every expanded segment gets ``{answer: rollup_fn(segment, child answers),
+    Synthesized: true}`` through a host mutation (so it is in the log), leaves keep the
+    answer of their ``Answer`` concept, the engine is settled, and the root answer returned.
+    An awaitable rollup result is run to completion (use :func:`asynthesize` inside an event
+    loop); a rollup that raises gives ``"(error)"`` plus ``llmError``.
+    """
+    fn = rollup_fn or default_rollup
+    walk = _synthesis(engine, root_id)
+    try:
+        seg, kids = next(walk)
+        while True:
+            try:
+                answer, error = resolve_sync(fn(seg, kids), "synthesize.rollup_fn"), None
+            except AuthoringError:
+                raise
+            except Exception as exc:
+                answer, error = ERROR_ANSWER, error_text(exc)
+            _write_answer(engine, seg, answer, error)
+            seg, kids = walk.send(answer)
+    except StopIteration as stop:
+        engine.settle()
+        return stop.value
+
+
+async def asynthesize(engine: Engine, root_id: str, rollup_fn: RollupFn | None = None) -> Any:
+    """:func:`synthesize` for use inside an event loop (``rollup_fn`` may be async)."""
+    fn = rollup_fn or default_rollup
+    walk = _synthesis(engine, root_id)
+    try:
+        seg, kids = next(walk)
+        while True:
+            try:
+                value = fn(seg, kids)
+                answer, error = (await value if inspect.isawaitable(value) else value), None
+            except Exception as exc:
+                answer, error = ERROR_ANSWER, error_text(exc)
+            _write_answer(engine, seg, answer, error)
+            seg, kids = walk.send(answer)
+    except StopIteration as stop:
+        await engine.asettle()
+        return stop.value
+
+
+# ----------------------------------------------------------------------------- scenarios
+
+
+def _fill(fmt: str, values: Mapping[str, str]) -> str:
+    out = fmt
+    for key, value in values.items():
+        out = out.replace("{" + key + "}", value)
+    return out
+
+
+def loop_provider_kind(name: str, spec: Mapping[str, Any], counts: dict[str, int]
+                       ) -> dict[str, Provider]:
+    """The scenario provider kind ``loop`` (SPEC §2) as providers counting calls per name.
+
+    ``name`` is the scenario key (``"AI::*"``); ``spec`` holds ``maxDepth``, ``maxBranch``,
+    ``split`` (label → child names; a label absent from it is atomic), ``answerFormat``,
+    ``rollupFormat`` (``{label}``, ``{id}``, ``{kids}``) and ``joiner``.
+    """
+    where = f"providers.{name}"
+    if not isinstance(spec, Mapping):
+        raise ScenarioError(f"{where}: must be an object")
+    namespace = name.split("::", 1)[0]
+    if not namespace:
+        raise ScenarioError(f"{where}: the key must look like 'Ns::*'")
+    split = spec.get("split", {})
+    if not isinstance(split, Mapping) or not all(
+        isinstance(v, list) and all(isinstance(c, str) for c in v) for v in split.values()
+    ):
+        raise ScenarioError(f"{where}.split: must map labels to lists of names")
+    texts: dict[str, str] = {}
+    for key, default in (("answerFormat", "{label}"), ("rollupFormat", "{label}[{kids}]"),
+                         ("joiner", ",")):
+        value = spec.get(key, default)
+        if not isinstance(value, str):
+            raise ScenarioError(f"{where}.{key}: must be a string, got {value!r}")
+        texts[key] = value
+    numbers: dict[str, int] = {}
+    for key, low_default in (("maxDepth", 2), ("maxBranch", 4)):
+        number = spec.get(key, low_default)
+        if not isinstance(number, int) or isinstance(number, bool) or number < 0:
+            raise ScenarioError(f"{where}.{key}: must be a non-negative integer, got {number!r}")
+        numbers[key] = number
+
+    def label_of(seg: SegmentView) -> str:
+        return "" if seg.label is None else js_string(seg.label)
+
+    def eval_fn(seg: SegmentView) -> bool:
+        return label_of(seg) not in split
+
+    def expand_fn(seg: SegmentView) -> list[str]:
+        return list(split.get(label_of(seg), []))
+
+    def answer_fn(seg: SegmentView) -> str:
+        return _fill(texts["answerFormat"], {"label": label_of(seg), "id": seg.id})
+
+    def rollup_fn(seg: SegmentView, kids: list[Any]) -> str:
+        joined = texts["joiner"].join("" if k is None else js_string(k) for k in kids)
+        return _fill(texts["rollupFormat"], {"label": label_of(seg), "id": seg.id,
+                                             "kids": joined})
+
+    try:
+        made = make_decompose_providers(eval_fn, expand_fn, answer_fn, rollup_fn,
+                                        max_depth=numbers["maxDepth"],
+                                        max_branch=max(1, numbers["maxBranch"]),
+                                        namespace=namespace)
+    except AuthoringError as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
+
+    def counting(full: str, fn: Provider) -> Provider:
+        def provider(call: ProviderCall) -> Any:
+            counts[full] = counts.get(full, 0) + 1
+            return fn(call)
+
+        return provider
+
+    return {full: counting(full, fn) for full, fn in made.items()}

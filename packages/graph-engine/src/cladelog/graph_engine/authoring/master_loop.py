@@ -1,0 +1,299 @@
+"""The always-on master loop (SPEC §1.14, ``master-loop``): a cost-ordered solve ladder.
+
+Per problem it takes the first arm that resolves:
+
+1. **escalate** — the method class is pinned at the escalate floor: forge, never cache;
+2. **match** — exact cache hit on the signature key: cost 0;
+3. **recall** — fuzzy recall then typed verification: *full* reuses the method (cost 0),
+   *partial* re-forges only the differing content keys;
+4. **forge** — the expensive path; the result warms the cache and the recall index.
+
+:meth:`MasterLoop.drift` invalidates a method (cache and index) and records a deopt. The
+caller injects ``signature``, ``forge`` and optionally ``re_forge`` (sync or async). With a
+``sink`` every solve and drift is a record, so the library state is a projection
+(:mod:`.projection`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Generator, Mapping
+from typing import Any, Final
+
+import attrs
+
+from ._util import canon, digest, resolve_sync
+from .cache import MemoryCache, MethodCache
+from .errors import AuthoringError
+from .mount import ESCALATE, INSTANCE, MountController
+from .recall import RecallIndex, VerifiedCandidate, normalize_signature, recall_and_verify
+
+__all__ = [
+    "ARMS",
+    "DRIFTED",
+    "SOLVED",
+    "DriftResult",
+    "ForgeContext",
+    "Forged",
+    "MasterLoop",
+    "MasterLoopStats",
+    "SolveResult",
+    "class_id",
+    "signature_key",
+]
+
+SOLVED: Final = "master_loop.solved"
+DRIFTED: Final = "master_loop.drifted"
+ARMS: Final = ("escalate", "match", "recall-full", "recall-partial", "forge")
+
+Sink = Callable[[str, dict[str, Any]], None]
+
+
+@attrs.frozen
+class Forged:
+    """What ``forge``/``re_forge`` return (a mapping with the same keys is accepted)."""
+
+    result: Any
+    cost: float = 0
+    signals: Mapping[str, Any] | None = None
+
+
+@attrs.frozen
+class ForgeContext:
+    """Passed to ``forge``/``re_forge``: the method class id, the signature and the regime."""
+
+    id: str
+    signature: Mapping[str, Any]
+    regime: str | None
+
+
+@attrs.frozen
+class SolveResult:
+    """The outcome of one solve."""
+
+    result: Any
+    arm: str
+    regime: str
+    cost: float
+    re_forged: tuple[str, ...] | None = None
+
+
+@attrs.frozen
+class DriftResult:
+    """The outcome of one drift: the class id, its deopt count and its regime."""
+
+    id: str
+    deopts: int
+    regime: str
+
+
+@attrs.frozen
+class MasterLoopStats:
+    """Counters of the ladder's arms, the total cost and the number of solves."""
+
+    match: int = 0
+    recall_full: int = 0
+    recall_partial: int = 0
+    forge: int = 0
+    escalate: int = 0
+    cost: float = 0
+    calls: int = 0
+
+
+_STAT_OF_ARM: Final = {"escalate": "escalate", "match": "match", "recall-full": "recall_full",
+                       "recall-partial": "recall_partial", "forge": "forge"}
+
+
+def signature_key(sig: Mapping[str, Any]) -> str:
+    """``digest({s: canon(structure), c: canon(content)})``: the exact-match cache key."""
+    return digest({"s": canon(sig["structure"]), "c": canon(sig.get("content", {}))})
+
+
+def class_id(sig: Mapping[str, Any]) -> str:
+    """``digest({s: canon(structure)})``: the method-class id (the mount and deopt key)."""
+    return digest({"s": canon(sig["structure"])})
+
+
+def _forged(value: Any, where: str) -> Forged:
+    if isinstance(value, Forged):
+        out = value
+    elif isinstance(value, Mapping):
+        out = Forged(value.get("result"), value.get("cost") or 0, value.get("signals"))
+    else:
+        raise AuthoringError(f"{where}: must return Forged or {{'result', 'cost', 'signals'}}, "
+                             f"got {type(value).__name__}")
+    cost = out.cost
+    if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost):
+        raise AuthoringError(f"{where}.cost: must be a finite number, got {cost!r}")
+    if out.signals is not None and not isinstance(out.signals, Mapping):
+        raise AuthoringError(f"{where}.signals: must be an object")
+    return out
+
+
+class MasterLoop:
+    """The solve ladder over a pluggable cache, recall index and mount controller."""
+
+    def __init__(
+        self,
+        signature: Callable[[Any], Mapping[str, Any]],
+        forge: Callable[[Any, ForgeContext], Any],
+        re_forge: Callable[[Any, VerifiedCandidate, tuple[str, ...], ForgeContext], Any]
+        | None = None,
+        cache: MethodCache | None = None,
+        index: RecallIndex | None = None,
+        mount: MountController | None = None,
+        recall_k: int = 3,
+        signals: Callable[[Any, str], Mapping[str, Any]] | None = None,
+        sink: Sink | None = None,
+    ) -> None:
+        if not callable(signature):
+            raise AuthoringError("signature: must be callable")
+        if not callable(forge):
+            raise AuthoringError("forge: is required and must be callable")
+        if isinstance(recall_k, bool) or not isinstance(recall_k, int) or recall_k < 1:
+            raise AuthoringError(f"recall_k: must be a positive integer, got {recall_k!r}")
+        self._signature = signature
+        self._forge = forge
+        self._re_forge = re_forge or (lambda problem, cand, keys, ctx: forge(problem, ctx))
+        self.cache: MethodCache = cache if cache is not None else MemoryCache()
+        self.index = index if index is not None else RecallIndex()
+        self.mount = mount if mount is not None else MountController()
+        self.recall_k = recall_k
+        self._signals = signals or (lambda problem, mid: {})
+        self._sink = sink
+        self._counts = dict.fromkeys(("match", "recall_full", "recall_partial", "forge",
+                                      "escalate", "calls"), 0)
+        self._cost: float = 0
+        self._hits: dict[str, list[int]] = {}
+
+    # ------------------------------------------------------------------ helpers
+
+    @property
+    def stats(self) -> MasterLoopStats:
+        """A snapshot of the counters."""
+        return MasterLoopStats(cost=self._cost, **self._counts)
+
+    def key_of(self, sig: Mapping[str, Any]) -> str:
+        """The exact-match cache key of a signature."""
+        return signature_key(normalize_signature(sig))
+
+    def id_of(self, sig: Mapping[str, Any]) -> str:
+        """The method-class id of a signature."""
+        return class_id(normalize_signature(sig))
+
+    def hit_rate(self, mid: str) -> float:
+        """Hits / solves of method class ``mid`` (0 when unseen)."""
+        hit, total = self._hits.get(mid, (0, 0))
+        return hit / total if total else 0.0
+
+    def _bump(self, mid: str, hit: bool) -> None:
+        h = self._hits.setdefault(mid, [0, 0])
+        h[1] += 1
+        if hit:
+            h[0] += 1
+
+    def _decide(self, problem: Any, mid: str, extra: Mapping[str, Any] | None = None) -> str:
+        user = self._signals(problem, mid)
+        if not isinstance(user, Mapping):
+            raise AuthoringError("signals: must return an object")
+        merged = {"hit_rate": self.hit_rate(mid), **user, **(extra or {})}
+        return self.mount.decide(mid, merged).regime
+
+    def _mount_json(self, mid: str) -> dict[str, Any]:
+        s = self.mount.state_of(mid)
+        return {"regime": s.regime, "deoptCount": s.deopt_count, "widenCount": s.widen_count}
+
+    def _record(self, kind: str, data: dict[str, Any]) -> None:
+        if self._sink is not None:
+            self._sink(kind, data)
+
+    # ------------------------------------------------------------------ the ladder
+
+    def _ladder(self, problem: Any) -> Generator[Any, Any, SolveResult]:
+        """The solve logic; yields a forge call's raw return and receives its value."""
+        sig = normalize_signature(self._signature(problem), "signature(problem)")
+        key, mid = signature_key(sig), class_id(sig)
+        self._counts["calls"] += 1
+        arm: str
+        result: Any
+        cost: float = 0
+        cached = indexed = hit = False
+        re_forged: tuple[str, ...] | None = None
+        if self.mount.regime_of(mid) == ESCALATE:
+            arm, regime = "escalate", ESCALATE
+            forged = _forged((yield self._forge(problem, ForgeContext(mid, sig, ESCALATE))),
+                             "forge")
+            result, cost = forged.result, forged.cost
+        elif self.cache.has(key):
+            arm, hit, result = "match", True, self.cache.get(key)
+        else:
+            cand = recall_and_verify(self.index, sig, self.recall_k)
+            if cand is not None and cand.verdict.mode == "full":
+                arm, hit, result, cached = "recall-full", True, cand.hit.method, True
+                self.cache.set(key, result)
+            elif cand is not None:
+                arm, re_forged = "recall-partial", cand.verdict.re_forge
+                forged = _forged((yield self._re_forge(problem, cand, re_forged,
+                                                       ForgeContext(mid, sig, None))), "re_forge")
+                result, cost, cached, indexed = forged.result, forged.cost, True, True
+            else:
+                arm = "forge"
+                forged = _forged((yield self._forge(problem, ForgeContext(mid, sig, INSTANCE))),
+                                 "forge")
+                result, cost, cached, indexed = forged.result, forged.cost, True, True
+            if indexed:
+                self.cache.set(key, result)
+                self.index.add(sig, result)
+        self._counts[_STAT_OF_ARM[arm]] += 1
+        self._cost += cost
+        self._bump(mid, hit)
+        if arm != "escalate":
+            extra = forged.signals if arm == "forge" else None
+            regime = self._decide(problem, mid, extra)
+        data: dict[str, Any] = {"arm": arm, "key": key, "id": mid, "signature": sig,
+                                "cost": cost, "regime": regime, "hit": hit, "cached": cached,
+                                "indexed": indexed, "mount": self._mount_json(mid)}
+        if cached:
+            data["result"] = result
+        if re_forged is not None:
+            data["reForged"] = list(re_forged)
+        self._record(SOLVED, data)
+        return SolveResult(result, arm, regime, cost, re_forged)
+
+    def solve(self, problem: Any) -> SolveResult:
+        """Climb the ladder for ``problem``. An async forge is run to completion (use
+        :meth:`asolve` inside an event loop)."""
+        ladder = self._ladder(problem)
+        try:
+            pending = next(ladder)
+            while True:
+                pending = ladder.send(resolve_sync(pending, "forge"))
+        except StopIteration as stop:
+            out: SolveResult = stop.value
+            return out
+
+    async def asolve(self, problem: Any) -> SolveResult:
+        """:meth:`solve` for async ``forge``/``re_forge``."""
+        ladder = self._ladder(problem)
+        try:
+            pending = next(ladder)
+            while True:
+                value = (await pending) if inspect.isawaitable(pending) else pending
+                pending = ladder.send(value)
+        except StopIteration as stop:
+            out: SolveResult = stop.value
+            return out
+
+    def drift(self, problem: Any) -> DriftResult:
+        """A premise changed: drop the method from the cache and the recall index and record
+        a deopt (the regime descends toward escalate)."""
+        sig = normalize_signature(self._signature(problem), "signature(problem)")
+        key, mid = signature_key(sig), class_id(sig)
+        self.cache.delete(key)
+        self.index.remove(sig)
+        deopts = self.mount.record_deopt(mid)
+        regime = self.mount.regime_of(mid)
+        self._record(DRIFTED, {"key": key, "id": mid, "signature": sig, "deopts": deopts,
+                               "regime": regime, "mount": self._mount_json(mid)})
+        return DriftResult(mid, deopts, regime)

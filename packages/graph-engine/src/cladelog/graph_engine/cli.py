@@ -1,0 +1,151 @@
+"""``cladelog graph``: run scenarios as recorded sessions, validate trees, replay sessions.
+
+Exit codes: 0 success, 1 validation errors (``validate``), 2 bad or unreadable input.
+Only click is imported at start-up; the engine is imported inside the command bodies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+__all__ = ["graph"]
+
+
+def _fail_input(exc: Exception) -> Any:
+    from cladelog.core.cli import fail
+
+    fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+
+
+@click.group("graph")
+def graph() -> None:
+    """The concept-graph engine: recorded sessions, validation, replay."""
+
+
+def _default_session(dep: Any, base: str) -> str:
+    import re
+
+    from .events import session_stream
+
+    stem = re.sub(r"[^A-Za-z0-9_.:@-]", "-", base).strip("-.") or "session"
+    stem = stem[:120]
+    candidate, n = stem, 1
+    while dep.store.stream_version(session_stream(candidate)):
+        n += 1
+        candidate = f"{stem}-{n}"
+    return candidate
+
+
+@graph.command("run")
+@click.argument("scenario", metavar="SCENARIO.json")
+@click.option("--out", "out", metavar="FILE", default=None,
+              help="Write the expected-output JSON here instead of stdout.")
+@click.option("--session", "session_id", metavar="ID", default=None,
+              help="Session id (default: the scenario's name or file stem, made unique).")
+def run_cmd(scenario: str, out: str | None, session_id: str | None) -> None:
+    """Run a SPEC §2 scenario as a recorded session and print its expected output.
+
+    Every engine record becomes a graph_engine.* event on stream graph.<ID>; a 'reload'
+    step rebuilds the engine from the log.
+    """
+    import json
+    from pathlib import Path
+
+    from cladelog.core.cli import pass_deployment, read_json_file
+
+    from .errors import GraphEngineError
+
+    @pass_deployment
+    def body(dep: Any) -> None:
+        from .sessions import run_recorded_scenario
+
+        data = read_json_file(scenario)
+        if not isinstance(data, dict):
+            _fail_input(ValueError(f"{scenario}: a scenario must be a JSON object"))
+        name = data.get("name") if isinstance(data.get("name"), str) else None
+        sid = session_id or _default_session(dep, name or Path(scenario).stem)
+        try:
+            result = run_recorded_scenario(dep, data, sid)
+        except GraphEngineError as exc:
+            _fail_input(exc)
+        text = json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False)
+        if out is None:
+            click.echo(text)
+            click.echo(f"session {sid}: recorded on stream graph.{sid}", err=True)
+        else:
+            try:
+                Path(out).write_text(text + "\n", encoding="utf-8")
+            except OSError as exc:
+                _fail_input(ValueError(f"--out: cannot write {out} ({exc.strerror or exc})"))
+            click.echo(f"session {sid}: {len(result['states'])} state(s), written to {out}")
+
+    body()  # type: ignore[call-arg]
+
+
+@graph.command("validate")
+@click.argument("tree", metavar="TREE")
+@click.option("--palette", "palette", multiple=True, metavar="NS::FN",
+              help="A provider name allowed in the tree (repeatable; default: no check).")
+@click.option("--strict", is_flag=True, help="Providers outside the palette are errors.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def validate_cmd(tree: str, palette: tuple[str, ...], strict: bool, as_json: bool) -> None:
+    """Check a concept tree (JSON/JSONC file, or a concept-set folder).
+
+    Exit 0 without errors, 1 with errors, 2 when TREE cannot be read.
+    """
+    import json
+    import sys
+
+    from .errors import GraphEngineError
+    from .tree import load_tree
+    from .validate import validate_tree
+
+    try:
+        raw = load_tree(tree)
+    except (GraphEngineError, OSError, UnicodeDecodeError, RecursionError) as exc:
+        _fail_input(ValueError(f"{tree}: cannot read ({exc})"))
+    report = validate_tree(raw, palette=palette or None, strict=strict)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), sort_keys=True, ensure_ascii=False))
+    else:
+        for issue in report.errors:
+            click.echo(f"error    {issue.kind:<24} {issue.message}")
+        for issue in report.warnings:
+            click.echo(f"warning  {issue.kind:<24} {issue.message}")
+        click.echo(f"{tree}: {len(report.errors)} error(s), {len(report.warnings)} warning(s)")
+    if report.errors:
+        sys.exit(1)
+
+
+@graph.command("replay")
+@click.argument("session_id", metavar="SESSION")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def replay_cmd(session_id: str, as_json: bool) -> None:
+    """Rebuild SESSION from the log (no provider runs); print its final digest and counts."""
+    import json
+
+    from cladelog.core.cli import pass_deployment
+
+    from .errors import GraphEngineError
+
+    @pass_deployment
+    def body(dep: Any) -> None:
+        from .sessions import replay_session
+
+        try:
+            engine = replay_session(dep, session_id)
+        except GraphEngineError as exc:
+            _fail_input(exc)
+        facts = engine.facts()
+        doc = {"session": session_id, "revision": engine.revision, "digest": engine.digest(),
+               "objects": len(facts),
+               "facts": sum(len([k for k in f if k != "_rev"]) for f in facts.values())}
+        if as_json:
+            click.echo(json.dumps(doc, sort_keys=True))
+        else:
+            click.echo(f"session {session_id}: revision {doc['revision']}, {doc['objects']} "
+                       f"object(s), {doc['facts']} fact(s), digest {doc['digest']}")
+
+    body()  # type: ignore[call-arg]

@@ -1,0 +1,67 @@
+"""The graph-engine plugin's projection: one light summary row per recorded session."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from cladelog.core import Projection, RecordedEvent
+
+from .events import EVENT_TYPES, PREFIX, STREAM_PREFIX
+
+__all__ = ["SESSIONS", "apply_sessions"]
+
+_PACKED: Final = PREFIX + "records_packed"
+
+
+def _row(state: dict[str, Any], stream: str) -> dict[str, Any]:
+    sid = stream[len(STREAM_PREFIX):] if stream.startswith(STREAM_PREFIX) else stream
+    sessions: dict[str, Any] = state["sessions"]
+    row = sessions.get(sid)
+    if row is None:
+        row = sessions[sid] = {"records": 0, "settles": 0, "errors": 0, "status": "running",
+                               "revision": 0, "digest": None}
+    return row
+
+
+def _fold(row: dict[str, Any], kind: str, data: Any) -> None:
+    row["records"] += 1
+    if kind == "tree_loaded":
+        row["status"] = "running"
+    elif kind == "provider_error":
+        row["errors"] += 1
+    elif kind == "settled" and isinstance(data, dict):
+        row["settles"] += 1
+        row["status"] = "capped" if data.get("capped") else "settled"
+        row["revision"] = data.get("revision", row["revision"])
+        row["digest"] = data.get("digest")
+
+
+def apply_sessions(state: dict[str, Any], event: RecordedEvent) -> dict[str, Any]:
+    """Count a session's records; keep its status, last settled revision and digest.
+
+    ``status`` is ``running`` after a (re)load, then ``settled`` or ``capped`` (a per-settle
+    cap stopped the last settle).
+    """
+    row = _row(state, event.stream)
+    if event.type == _PACKED:
+        data = event.data
+        row["records"] += data["count"]
+        row["errors"] += data["errors"]
+        if data["count"]:
+            row["status"] = "running"
+        if data["settled"] is not None:
+            row["records"] -= 1
+            _fold(row, "settled", data["settled"])
+    else:
+        _fold(row, event.type[len(PREFIX):], event.data)
+    return state
+
+
+SESSIONS: Final = Projection(
+    name="graph_engine.sessions",
+    version=1,
+    event_types=frozenset(t.name for t in EVENT_TYPES),
+    initial={"sessions": {}},
+    apply=apply_sessions,
+    summary=lambda s: f"{len(s['sessions'])} session(s)",
+)

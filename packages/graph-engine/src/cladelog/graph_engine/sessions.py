@@ -1,0 +1,370 @@
+"""Event-sourced graph sessions: an :class:`Engine` whose records go to the deployment's log.
+
+A session is one stream, ``graph.<session id>``. The engine's sink buffers its records; each
+settle appends the buffer in one atomic batch with ``expected_versions`` on the session
+stream (a concurrent writer makes the append fail rather than interleave). A settle that
+buffers more than ``flush_every`` records (plugin settings) flushes early, which keeps the
+memory of a big boot bounded. :func:`replay_session` rebuilds the engine from the log alone:
+no provider is called.
+
+Fresh ids are deterministic (Q10), so the same session run twice with the same providers
+writes the same event data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from .engine import (
+    Engine,
+    EngineConfig,
+    Provider,
+    SettleReport,
+    _gc_paused,
+)
+from .errors import SessionError
+from .events import (
+    PREFIX,
+    event_type_of,
+    pack_records,
+    record_type_of,
+    session_stream,
+    unpack_records,
+)
+from .scenario import ProviderKind, reload_seed, run_scenario
+from .settings import GraphEngineSettings
+
+if TYPE_CHECKING:
+    from cladelog.core import Deployment
+
+__all__ = [
+    "Session",
+    "SessionScenarioHost",
+    "default_provider_kinds",
+    "plugin_providers",
+    "replay_session",
+    "run_recorded_scenario",
+    "session_records",
+]
+
+_SESSION_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,149}$")
+_PACKED: Final = PREFIX + "records_packed"
+_CHECKPOINT: Final = PREFIX + "checkpoint"
+_PLUGIN: Final = "graph-engine"
+
+
+def _check_id(session_id: Any) -> str:
+    if type(session_id) is not str or not _SESSION_ID.match(session_id):
+        raise SessionError(
+            f"session_id: must be 1-150 characters of letters, digits and _.:@- starting with "
+            f"a letter or digit, got {session_id!r}"
+        )
+    return session_id
+
+
+def _check_enabled(deployment: Deployment) -> None:
+    if event_type_of("tree_loaded") not in deployment.registry:
+        raise SessionError("deployment: the graph-engine plugin is not enabled")
+
+
+def _settings(deployment: Deployment) -> GraphEngineSettings:
+    try:
+        found = deployment.settings(_PLUGIN)
+    except Exception:
+        return GraphEngineSettings()
+    return found if isinstance(found, GraphEngineSettings) else GraphEngineSettings()
+
+
+def plugin_providers(deployment: Deployment) -> dict[str, Provider]:
+    """Collect ``{"Ns::fn": provider}`` from every enabled plugin's ``graph_engine_providers``.
+
+    Raises :class:`SessionError` when a plugin returns something else than a mapping of
+    ``"Ns::fn"`` names to callables, or when two plugins offer the same name.
+    """
+    hook = getattr(deployment.pm.hook, "graph_engine_providers", None)
+    if hook is None:
+        return {}
+    out: dict[str, Provider] = {}
+    owner: dict[str, str] = {}
+    for impl in hook.get_hookimpls():
+        plugin = impl.plugin_name
+        result = impl.function()
+        if result is None:
+            continue
+        if not isinstance(result, Mapping):
+            raise SessionError(f"providers: plugin {plugin!r} returned "
+                               f"{type(result).__name__}, not a mapping")
+        for name, fn in result.items():
+            if type(name) is not str or "::" not in name:
+                raise SessionError(f"providers.{name!r}: plugin {plugin!r} must name providers "
+                                   f"'Ns::fn'")
+            if not callable(fn):
+                raise SessionError(f"providers.{name}: plugin {plugin!r} gave a non-callable")
+            if name in out:
+                raise SessionError(f"providers.{name}: offered by both {owner[name]!r} and "
+                                   f"{plugin!r}")
+            out[name] = fn
+            owner[name] = plugin
+    return out
+
+
+class Session:
+    """A live engine recorded to the deployment's log under ``graph.<session_id>``.
+
+    ``providers`` are added to (and override) those of the enabled plugins' hook. Nothing is
+    appended if the tree or seed is rejected, and nothing before the first :meth:`settle`
+    (or :meth:`flush`). Host operations go through :attr:`engine`
+    (``session.engine.mutate(...)``) and become events at the next :meth:`settle`.
+    """
+
+    def __init__(
+        self,
+        deployment: Deployment,
+        session_id: str,
+        tree: Mapping[str, Any],
+        *,
+        providers: Mapping[str, Provider] | None = None,
+        seed: Mapping[str, Any] | None = None,
+        config: EngineConfig | None = None,
+    ) -> None:
+        _check_enabled(deployment)
+        self.session_id = _check_id(session_id)
+        self.stream = session_stream(session_id)
+        self._deployment = deployment
+        self._version = deployment.store.stream_version(self.stream)
+        if self._version:
+            raise SessionError(f"session_id: session {session_id!r} already exists in the log")
+        settings = _settings(deployment)
+        self._flush_every = settings.flush_every
+        self._pack = settings.pack_records
+        self._checkpoint_every = settings.checkpoint_every
+        self._since_checkpoint = 0
+        self._buffer: list[tuple[str, dict[str, Any]]] = []
+        self._broken: str | None = None
+        self.events_written = 0
+        self.records_written = 0
+        self.providers: dict[str, Provider] = plugin_providers(deployment) | dict(providers or {})
+        self.engine = Engine(tree, providers=self.providers, seed=seed, config=config,
+                             sink=self._record)
+
+    # ------------------------------------------------------------------ recording
+
+    def _record(self, kind: str, data: dict[str, Any]) -> None:
+        self._buffer.append((kind, data))
+        if self._flush_every and len(self._buffer) >= self._flush_every:
+            self.flush()
+
+    def _events(self, records: Sequence[tuple[str, dict[str, Any]]]) -> list[Any]:
+        from cladelog.core import NewEvent
+
+        stream = self.stream
+        if not self._pack:
+            return [NewEvent(stream, PREFIX + k, d) for k, d in records]
+        out: list[Any] = []
+        run: list[tuple[str, Any]] = []
+
+        def close_run() -> None:
+            try:
+                out.append(NewEvent(stream, _PACKED, pack_records(run)))
+            except ValueError as exc:
+                raise SessionError(f"session {self.session_id}: a record is not JSON "
+                                   f"({exc})") from None
+            run.clear()
+
+        for kind, data in records:
+            if kind == "checkpoint":  # never packed: replay finds it by its type
+                if run:
+                    close_run()
+                out.append(NewEvent(stream, _CHECKPOINT, data))
+                continue
+            run.append((kind, data))
+            if len(run) >= self._pack:
+                close_run()
+        if run:
+            close_run()
+        return out
+
+    def _check_live(self) -> None:
+        if self._broken is not None:
+            raise SessionError(f"session {self.session_id}: {self._broken}")
+
+    def flush(self) -> int:
+        """Append the buffered records now (one atomic batch); return how many events."""
+        self._check_live()
+        if not self._buffer:
+            return 0
+        records, self._buffer = self._buffer, []
+        events = self._events(records)
+        try:
+            self._deployment.append(events, expected_versions={self.stream: self._version})
+        except Exception as exc:
+            self._broken = f"the log refused an append, the session is stopped ({exc})"
+            raise SessionError(f"session {self.session_id}: {self._broken}") from exc
+        self._version += len(events)
+        self.events_written += len(events)
+        self.records_written += len(records)
+        self._since_checkpoint += len(records)
+        if any(k == "checkpoint" for k, _ in records[-1:]):
+            self._since_checkpoint = 0
+        return len(events)
+
+    def _maybe_checkpoint(self) -> None:
+        due = self._checkpoint_every
+        if due and self._since_checkpoint + len(self._buffer) >= due:
+            self.engine.write_checkpoint()
+
+    # ------------------------------------------------------------------ running
+
+    def settle(self) -> SettleReport:
+        """Settle the engine and append its records."""
+        self._check_live()
+        try:
+            report = self.engine.settle()
+            self._maybe_checkpoint()
+        finally:
+            if self._broken is None:
+                self.flush()
+        return report
+
+    async def asettle(self) -> SettleReport:
+        """Like :meth:`settle`, from inside a running event loop."""
+        self._check_live()
+        try:
+            report = await self.engine.asettle()
+            self._maybe_checkpoint()
+        finally:
+            if self._broken is None:
+                self.flush()
+        return report
+
+    def reload(self) -> Engine:
+        """SPEC §2 ``reload``: rebuild from the log, then boot a new engine on those facts.
+
+        The facts and the live tree come from :func:`replay_session` (not from the running
+        engine), so a reload also proves that the log alone carries the session.
+        """
+        self.flush()
+        rebuilt = replay_session(self._deployment, self.session_id)
+        self.engine = Engine(rebuilt.export_tree(), providers=self.providers,
+                             seed=reload_seed(rebuilt), config=self.engine.config,
+                             sink=self._record)
+        return self.engine
+
+
+def session_records(deployment: Deployment, session_id: str, *,
+                    from_checkpoint: bool = False) -> list[tuple[str, Any]]:
+    """The engine records of a session, in order, read from the log.
+
+    With ``from_checkpoint``, reading starts at the session's last checkpoint event.
+    """
+    with _gc_paused():  # decoding builds many small containers and no cycles
+        return _session_records(deployment, session_id, from_checkpoint)
+
+
+def _session_records(deployment: Deployment, session_id: str,
+                     from_checkpoint: bool) -> list[tuple[str, Any]]:
+    _check_enabled(deployment)
+    stream = session_stream(_check_id(session_id))
+    registry = deployment.registry
+    start = 1
+    if from_checkpoint:
+        for e in deployment.store.read(stream=stream, types=[_CHECKPOINT]):
+            start = e.position
+    out: list[tuple[str, Any]] = []
+    for e in deployment.store.read(start, stream=stream):
+        data = registry.upcast(e.type, e.schema_version, e.data)
+        if e.type == _PACKED:
+            try:
+                out.extend(unpack_records(data))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise SessionError(f"{stream}@{e.stream_version}: {exc}") from None
+            continue
+        kind = record_type_of(e.type)
+        if kind is None:
+            raise SessionError(f"{stream}@{e.stream_version}: unexpected event type {e.type!r}")
+        out.append((kind, data))
+    if not out:
+        raise SessionError(f"session: no session {session_id!r} in the log")
+    return out
+
+
+def replay_session(
+    deployment: Deployment,
+    session_id: str,
+    *,
+    providers: Mapping[str, Provider] | None = None,
+    verify: bool = True,
+    from_checkpoint: bool = True,
+) -> Engine:
+    """Rebuild a session's engine from the log without calling any provider.
+
+    By default the replay starts at the session's last checkpoint (its digest checked) and
+    folds the events after it; ``from_checkpoint=False`` replays every event from the start.
+    Every recorded settle digest is checked when ``verify``; ``providers`` are attached for
+    live use afterwards (none is called by the replay).
+    """
+    records = session_records(deployment, session_id, from_checkpoint=from_checkpoint)
+    if from_checkpoint and records[0][0] == "checkpoint" and not _covers(records):
+        records = session_records(deployment, session_id)  # a rollback reaches behind it
+    return Engine.replay(records, providers=providers, verify=verify,
+                         from_checkpoint=from_checkpoint)
+
+
+def _covers(records: list[tuple[str, Any]]) -> bool:
+    start = int(records[0][1].get("revision", 0))
+    return all(int(d.get("to", 0)) >= start for k, d in records if k == "rolled_back")
+
+
+class SessionScenarioHost:
+    """Runs a SPEC §2 scenario as a recorded session (see :func:`run_recorded_scenario`)."""
+
+    def __init__(self, deployment: Deployment, session_id: str) -> None:
+        self.deployment = deployment
+        self.session_id = _check_id(session_id)
+        self.session: Session | None = None
+
+    def boot(self, tree: Mapping[str, Any], providers: Mapping[str, Provider],
+             seed: Mapping[str, Any], config: EngineConfig) -> Engine:
+        self.session = Session(self.deployment, self.session_id, tree, providers=providers,
+                               seed=seed, config=config)
+        return self.session.engine
+
+    def _live(self) -> Session:
+        if self.session is None:
+            raise SessionError("scenario: the session has not booted")
+        return self.session
+
+    def settle(self, engine: Engine) -> None:
+        self._live().settle()
+
+    def reload(self, engine: Engine) -> Engine:
+        return self._live().reload()
+
+
+def run_recorded_scenario(
+    deployment: Deployment,
+    data: Mapping[str, Any],
+    session_id: str,
+    *,
+    extra_providers: Mapping[str, Callable[..., Any]] | None = None,
+    provider_kinds: Mapping[str, ProviderKind] | None = None,
+) -> dict[str, Any]:
+    """Run a scenario (SPEC §2) as session ``session_id`` and return the expected output.
+
+    ``provider_kinds`` defaults to :func:`default_provider_kinds`.
+    """
+    host = SessionScenarioHost(deployment, session_id)
+    kinds = default_provider_kinds() if provider_kinds is None else provider_kinds
+    return run_scenario(data, host=host, extra_providers=extra_providers, provider_kinds=kinds)
+
+
+def default_provider_kinds() -> dict[str, ProviderKind]:
+    """The scenario provider kinds beyond the built-in ones: ``loop`` from the authoring
+    package when it is installed."""
+    try:
+        from .authoring import loop_provider_kind
+    except ImportError:
+        return {}
+    return {"loop": loop_provider_kind}

@@ -1,0 +1,193 @@
+"""Revisions, diffs, rollback and forks (SPEC §1.13), live and replayed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from cladelog.graph_engine import Engine, EngineConfig, GraphEngineError, Session, replay_session
+from ge_helpers import Calls, concept, tree
+
+
+def doubling() -> tuple[dict[str, Any], Calls]:
+    calls = Calls()
+    calls.add("P::a", lambda c: {"$$_id": c.object_id, "A": True, "a": c.facts["x"] * 2})
+    return tree(concept("A", require=["x"], provider="P::a")), calls
+
+
+def boot(records: list[Any] | None = None, **config: Any) -> tuple[Engine, Calls]:
+    t, calls = doubling()
+    sink = (lambda k, d: records.append((k, d))) if records is not None else None
+    eng = Engine(t, providers=calls.providers, seed={"freeNodes": [{"_id": "o", "x": 1}]},
+                 config=EngineConfig(**config), sink=sink)
+    eng.settle()
+    return eng, calls
+
+
+def test_snapshots_and_diff() -> None:
+    eng, _ = boot()
+    r1 = eng.revision
+    eng.mutate({"$$_id": "o", "x": 5})
+    eng.mutate({"$$_id": "n", "y": 1})
+    eng.settle()
+    r2 = eng.revision
+    assert eng.revisions() == [r1, r2]
+    # cast-once: A does not re-derive when x changes, so only x differs on o
+    assert eng.diff_revisions(r1, r2) == {"added": ["n"], "removed": [],
+                                          "changed": {"o": {"x": [1, 5]}}}
+    assert eng.diff_revisions(r2, r1)["removed"] == ["n"]
+    assert eng.snapshot(r1)["o"]["a"] == 2 and eng.snapshot(r1)["o"]["x"] == 1
+
+
+def test_rollback_restores_facts_and_keeps_counting() -> None:
+    eng, calls = boot()
+    r1 = eng.revision
+    digest_r1 = eng.digest()
+    eng.mutate({"$$_id": "o", "x": 5})
+    eng.mutate({"$$_id": "n", "x": 3})
+    eng.settle()
+    r2 = eng.revision
+    assert calls.count == {"P::a": 2}  # o at boot, n after the mutation
+    eng.rollback_to(r1)
+    eng.settle()
+    assert eng.digest() == digest_r1 and eng.get("n") is None
+    assert calls.count == {"P::a": 2}  # the restored flag counts as cast: nothing re-runs
+    # later snapshots are dropped (linear undo); the restored state settles as a new revision
+    assert eng.revisions() == [r1, r2 + 1]
+    eng.mutate({"$$_id": "o", "x": 7})
+    eng.settle()
+    assert eng.revision > r2 + 1  # revision numbers are never reused
+
+
+def test_rollback_from_a_provider_is_deferred_to_the_boundary() -> None:
+    calls = Calls()
+    first: list[int] = []
+
+    def undo(call: Any) -> Any:
+        call.engine.rollback_to(first[0])
+        call.engine.rollback_to(first[0])  # several collapse to the earliest
+        return {"$$_id": call.object_id, "Undo": True}
+
+    calls.add("P::undo", undo)
+    eng = Engine(tree(concept("Undo", require=["undo"], provider="P::undo")),
+                 providers=calls.providers, seed={"freeNodes": [{"_id": "o", "x": 1}]})
+    eng.settle()
+    first.append(eng.revision)
+    before = eng.digest()
+    eng.mutate({"$$_id": "o", "undo": True})
+    eng.settle()
+    assert calls.count == {"P::undo": 1}
+    assert eng.digest() == before and "undo" not in (eng.get("o") or {})
+
+
+def test_rollback_errors_and_limits() -> None:
+    eng, _ = boot(max_revisions=2)
+    for x in (2, 3, 4):
+        eng.mutate({"$$_id": "o", "x": x})
+        eng.settle()
+    assert len(eng.revisions()) == 2
+    with pytest.raises(GraphEngineError, match=r"rollback_to\.revision: no snapshot"):
+        eng.rollback_to(10_000)
+    with pytest.raises(GraphEngineError, match=r"diff_revisions\.revision"):
+        eng.diff_revisions(-1, eng.revision)
+
+
+def test_rollback_replays_from_records() -> None:
+    records: list[Any] = []
+    eng, _ = boot(records)
+    r1 = eng.revision
+    eng.mutate({"$$_id": "o", "x": 9})
+    eng.mutate({"$$_id": "p", "x": 2})
+    eng.settle()
+    eng.rollback_to(r1)
+    eng.mutate({"$$_id": "q", "x": 4})
+    eng.settle()
+    assert any(k == "rolled_back" for k, _ in records)
+    again = Engine.replay(records)
+    assert again.digest() == eng.digest() and again.cast_state() == eng.cast_state()
+    assert again.get("q")["a"] == 8 and again.get("p") is None  # 4 * 2; p was undone
+
+
+def test_fork_reintegrates_into_the_parent() -> None:
+    parent, _ = boot()
+    child = parent.fork(reintegrate_into="o")
+    assert child.get("o") == {k: v for k, v in parent.get("o").items() if k != "_rev"}
+    child.mutate({"$$_id": "c", "x": 10})
+    child.settle()
+    parent.settle()
+    result = parent.get("o")["forkResult"]
+    assert result["c"]["a"] == 20 and result["o"]["a"] == 2  # the child derived c: 10 * 2
+    with pytest.raises(GraphEngineError, match="destroyed"):
+        child.settle()
+    with pytest.raises(GraphEngineError, match="reintegrate_into"):
+        parent.fork(reintegrate_into="nope")
+
+
+def test_fork_with_projection_and_plain_fork() -> None:
+    parent, _ = boot()
+    child = parent.fork(seed={"freeNodes": [{"_id": "z", "x": 3}]}, reintegrate_into="o",
+                        project=lambda ch: {"$$_id": "o", "best": ch.get("z")["a"]})
+    child.settle()
+    parent.settle()
+    assert parent.get("o")["best"] == 6  # 3 * 2
+    free = parent.fork()
+    free.settle()
+    free.settle()  # no reintegration: an ordinary engine
+    assert free.get("o")["a"] == 2
+
+
+@pytest.fixture
+def cladelog_plugins() -> list[str]:
+    return ["graph-engine"]
+
+
+def test_rollback_in_a_recorded_session(cladelog_env: Any) -> None:
+    t, calls = doubling()
+    session = Session(cladelog_env.deployment, "rb", t, providers=calls.providers,
+                      seed={"freeNodes": [{"_id": "o", "x": 1}]})
+    session.settle()
+    r1 = session.engine.revision
+    session.engine.mutate({"$$_id": "p", "x": 5})
+    session.settle()
+    session.engine.rollback_to(r1)
+    session.settle()
+    kinds = [e.type for e in cladelog_env.events(stream="graph.rb")]
+    assert "graph_engine.rolled_back" in kinds
+    replayed = replay_session(cladelog_env.deployment, "rb")
+    assert replayed.digest() == session.engine.digest() and replayed.get("p") is None
+
+
+def test_a_rollback_behind_a_checkpoint_still_replays() -> None:
+    records: list[Any] = []
+    eng, _ = boot(records)
+    r1 = eng.revision
+    eng.mutate({"$$_id": "p", "x": 2})
+    eng.settle()
+    eng.write_checkpoint()  # taken after r1: a replay from it has no snapshot of r1
+    eng.rollback_to(r1)
+    eng.settle()
+    again = Engine.replay(records, from_checkpoint=True)
+    assert again.digest() == eng.digest() and again.get("p") is None
+
+
+class TestSessionCheckpointRollback:
+    @pytest.fixture
+    def cladelog_settings(self) -> dict[str, dict[str, Any]]:
+        return {"graph-engine": {"checkpoint_every": 0}}  # checkpoints only by hand here
+
+    def test_replay_session_falls_back_to_the_full_stream(self, cladelog_env: Any) -> None:
+        t, calls = doubling()
+        session = Session(cladelog_env.deployment, "cb", t, providers=calls.providers,
+                          seed={"freeNodes": [{"_id": "o", "x": 1}]})
+        session.settle()
+        r1 = session.engine.revision
+        session.engine.mutate({"$$_id": "p", "x": 5})
+        session.settle()
+        session.engine.write_checkpoint()
+        session.flush()
+        session.engine.rollback_to(r1)  # reaches behind the checkpoint
+        session.settle()
+        kinds = [e.type for e in cladelog_env.events(stream="graph.cb")]
+        assert kinds.index("graph_engine.checkpoint") < kinds.index("graph_engine.rolled_back")
+        replayed = replay_session(cladelog_env.deployment, "cb")
+        assert replayed.digest() == session.engine.digest() and replayed.get("p") is None
