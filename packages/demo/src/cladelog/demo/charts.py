@@ -1,0 +1,296 @@
+"""The report's charts, drawn with matplotlib and returned as self-contained SVG text.
+
+Each function takes :class:`~cladelog.demo.report_data.ReportData` and returns
+an ``<svg>`` element (no XML declaration) ready to inline in HTML: text is
+drawn as paths (no fonts needed), there are no external references, and ids
+are salted per chart so several charts can share one page. The output is
+deterministic (no date in the metadata, fixed id salt). No pyplot: figures
+are plain :class:`matplotlib.figure.Figure` objects, so nothing global changes.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Final
+
+from .report_data import REGISTER_LANES, ReportData
+
+__all__ = [
+    "CHARTS",
+    "VERDICT_COLORS",
+    "chart_breakdown",
+    "chart_gains",
+    "chart_gate",
+    "chart_r",
+    "chart_register",
+    "render_charts",
+]
+
+VERDICT_COLORS: Final = {"CONTINUE": "#2e7d32", "WARNING": "#f9a825", "HALT": "#c62828",
+                         "GAP": "#757575", "DEFECTIVE": "#6a1b9a", "ACCEPT": "#2e7d32",
+                         "MARGINAL": "#f9a825", "REJECT": "#c62828"}
+_LANE_STYLE: Final = {
+    "gain test passed": ("o", "#2e7d32"), "gain test failed": ("x", "#c62828"),
+    "special path": ("s", "#1565c0"), "epoch change": ("D", "#6a1b9a"),
+    "reversion": ("v", "#ef6c00"),
+}
+_TERM_COLORS: Final = ["#1565c0", "#42a5f5", "#26a69a", "#66bb6a", "#9ccc65", "#ab47bc",
+                       "#c62828", "#ef6c00", "#8d6e63", "#78909c", "#f06292", "#ffca28"]
+
+
+def _time(stamp: str) -> datetime | None:
+    if not stamp:
+        return None
+    try:
+        return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ")
+    except ValueError:
+        return None
+
+
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100)
+    fig.set_facecolor("white")
+    return fig
+
+
+def _svg(fig: Any, name: str) -> str:
+    import matplotlib
+
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": f"cladelog-demo-{name}",
+                                "svg.fonttype": "path"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    text = buffer.getvalue()
+    start = text.find("<svg")
+    text = text[start:] if start >= 0 else text
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
+    # ids are unique per chart already (salt); prefix them anyway for safety in one page
+    text = re.sub(r'id="([^"]+)"', lambda m: f'id="{name}-{m.group(1)}"', text)
+    text = re.sub(r'(href="#|url\(#)([^")]+)', lambda m: f"{m.group(1)}{name}-{m.group(2)}",
+                  text)
+    return text
+
+
+def _date_axis(ax: Any) -> None:
+    import matplotlib.dates as mdates
+
+    formatter: Any = mdates.DateFormatter
+    ax.xaxis.set_major_formatter(formatter("%b %d"))
+
+
+def _empty(ax: Any, message: str) -> None:
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes,
+            color="#555555")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.plot([0, 1], [0, 0], color="#dddddd", transform=ax.transAxes)
+
+
+def chart_r(data: ReportData) -> str:
+    """R per check against the HALT and WARNING thresholds, with the Monte Carlo band."""
+    fig = _figure(8.0, 3.8)
+    ax = fig.add_subplot()
+    checks = [c for c in data.checks]
+    if not checks:
+        _empty(ax, "no Law V check recorded")
+        return _svg(fig, "r")
+    halt = checks[-1].halt_below or 0.40
+    warn = checks[-1].warn_below or 0.75
+    xs = list(range(1, len(checks) + 1))
+    values = [c.r for c in checks if c.r is not None]
+    lows = [c.mc_low for c in checks if c.mc_low is not None]
+    highs = [c.mc_high for c in checks if c.mc_high is not None]
+    bottom = min([-0.2, *values, *lows]) - 0.1
+    top = max([1.3, *values, *highs]) + 0.1
+    bottom, top = max(bottom, -1.5), min(top, 3.0)
+    ax.axhspan(bottom, halt, color="#c62828", alpha=0.10, lw=0)
+    ax.axhspan(halt, warn, color="#f9a825", alpha=0.14, lw=0)
+    ax.axhspan(warn, top, color="#2e7d32", alpha=0.08, lw=0)
+    ax.axhline(halt, color="#c62828", lw=1, ls="--")
+    ax.axhline(warn, color="#f9a825", lw=1, ls="--")
+    ax.text(len(checks) + 0.45, halt, f"HALT below {halt:.2f}", va="bottom", ha="right",
+            fontsize=8, color="#c62828")
+    ax.text(len(checks) + 0.45, warn, f"WARNING below {warn:.2f}", va="bottom", ha="right",
+            fontsize=8, color="#8d6e00")
+    for x, c in zip(xs, checks, strict=True):
+        color = VERDICT_COLORS.get(c.verdict, "#333333")
+        if c.mc_low is not None and c.mc_high is not None:
+            ax.vlines(x, max(c.mc_low, bottom), min(c.mc_high, top), color=color, lw=6,
+                      alpha=0.35)
+        if c.r is not None:
+            ax.plot([x], [max(min(c.r, top), bottom)], marker="o", ms=8, color=color)
+            note = f"{c.r:.2f} {c.verdict}" + (f"\nreview: {c.review.split(' by ')[0]}"
+                                               if c.review else "")
+            ax.annotate(note, (x, max(min(c.r, top), bottom)), textcoords="offset points",
+                        xytext=(9, -4), fontsize=8, color=color)
+        else:
+            ax.text(x, (bottom + top) / 2, c.verdict, ha="center", fontsize=8, color=color)
+    rs = [(x, c.r) for x, c in zip(xs, checks, strict=True) if c.r is not None]
+    if len(rs) > 1:
+        ax.plot([x for x, _ in rs], [max(min(r, top), bottom) for _, r in rs], color="#555555",
+                lw=1, alpha=0.6)
+    ax.set_xticks(xs, [f"{c.check_id}\nv{c.contract_version}" for c in checks], fontsize=8)
+    ax.set_xlim(0.5, len(checks) + 0.5)
+    ax.set_ylim(bottom, top)
+    ax.set_ylabel("R = ΔA / S")
+    ax.set_title("Law V: R per check (bars: Monte Carlo 2.5–97.5 %)", fontsize=10)
+    return _svg(fig, "r")
+
+
+def chart_gains(data: ReportData) -> str:
+    """Cumulative gains the oracle claimed versus the gain measured against the anchors."""
+    fig = _figure(8.0, 3.8)
+    ax = fig.add_subplot()
+    claimed = [(t, p.value) for p in data.claimed if (t := _time(p.recorded_at)) is not None]
+    external = [(t, p) for p in data.external if (t := _time(p.recorded_at)) is not None]
+    if not claimed and not external:
+        _empty(ax, "no claimed or measured gains recorded")
+        return _svg(fig, "gains")
+    if claimed:
+        ax.step([t for t, _ in claimed], [v for _, v in claimed], where="post",
+                color="#1565c0", lw=1.8, label="claimed by the oracle (Σ long-stage Elo)")
+    if external:
+        ts = [t for t, _ in external]
+        vs = [p.value for _, p in external]
+        ax.plot(ts, vs, color="#2e7d32", marker="o", lw=1.8,
+                label="measured against the anchors (A − A₀)")
+        bands = [p.band or 0.0 for _, p in external]
+        ax.fill_between(ts, [v - b for v, b in zip(vs, bands, strict=True)],
+                        [v + b for v, b in zip(vs, bands, strict=True)], color="#2e7d32",
+                        alpha=0.12, lw=0)
+    for c in data.checks:
+        when = _time(c.recorded_at)
+        if when is not None:
+            ax.axvline(when, color=VERDICT_COLORS.get(c.verdict, "#999999"), lw=1, ls=":")
+    _date_axis(ax)
+    ax.set_ylabel("Elo since the first measurement")
+    ax.set_title("Claimed versus external gains (dotted lines: Law V checks)", fontsize=10)
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    return _svg(fig, "gains")
+
+
+def chart_breakdown(data: ReportData) -> str:
+    """The ForkScore breakdown of each branch of the latest branch set (stacked terms)."""
+    branches = list(data.branches)
+    fig = _figure(8.0, 1.2 + 0.45 * max(4, len(branches)))
+    ax = fig.add_subplot()
+    if not branches:
+        _empty(ax, "no branch set recorded")
+        return _svg(fig, "breakdown")
+    terms = sorted({k for b in branches for k, v in b.breakdown if v != 0.0})
+    colors = {t: _TERM_COLORS[i % len(_TERM_COLORS)] for i, t in enumerate(terms)}
+    ys = list(range(len(branches)))[::-1]
+    for y, b in zip(ys, branches, strict=True):
+        pos, neg = 0.0, 0.0
+        for key, value in b.breakdown:
+            if value == 0.0:
+                continue
+            if value > 0:
+                ax.barh(y, value, left=pos, color=colors[key], height=0.6)
+                pos += value
+            else:
+                ax.barh(y, value, left=neg, color=colors[key], height=0.6)
+                neg += value
+        ax.plot([b.score], [y], marker="|", ms=16, mew=2.5, color="black")
+        ax.annotate(f"{b.score:+.3f} {b.verdict}" + (f" ({', '.join(b.flags)})" if b.flags
+                                                      else ""),
+                    (max(pos, b.score), y), textcoords="offset points", xytext=(6, -3),
+                    fontsize=8, color=VERDICT_COLORS.get(b.verdict, "#333333"))
+    ax.axvline(0.0, color="#333333", lw=0.8)
+    ax.set_yticks(ys, [f"#{b.rank} {b.branch_id}" for b in branches], fontsize=9)
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=colors[t], label=t) for t in terms]
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3,
+              fontsize=7, frameon=False)
+    left, right = ax.get_xlim()
+    ax.set_xlim(left, right + (right - left) * 0.45)
+    ax.set_xlabel("contribution to the ForkScore (black tick: total)")
+    ax.set_title(f"ForkScore breakdown, branch set {data.branch_set_id}", fontsize=10)
+    return _svg(fig, "breakdown")
+
+
+def chart_register(data: ReportData) -> str:
+    """The register as a timeline: one lane per kind, reversions linked to what they revert."""
+    fig = _figure(8.0, 3.2)
+    ax = fig.add_subplot()
+    items = [(t, i) for i in data.register if (t := _time(i.recorded_at)) is not None]
+    if not items:
+        _empty(ax, "no register entry recorded")
+        return _svg(fig, "register")
+    lanes = {lane: len(REGISTER_LANES) - 1 - n for n, lane in enumerate(REGISTER_LANES)}
+    by_seq = {i.seq: (t, i) for t, i in items}
+    for lane in REGISTER_LANES:
+        points = [(t, i) for t, i in items if i.lane == lane]
+        if not points:
+            continue
+        marker, color = _LANE_STYLE[lane]
+        ax.scatter([t for t, _ in points], [lanes[lane]] * len(points), marker=marker,
+                   color=color, s=36, zorder=3)
+    for t, i in items:
+        if i.reverts is not None and i.reverts in by_seq:
+            t0, target = by_seq[i.reverts]
+            ax.annotate("", xy=(t0, lanes[target.lane]), xytext=(t, lanes[i.lane]),
+                        arrowprops={"arrowstyle": "->", "color": "#ef6c00", "lw": 1.2,
+                                    "connectionstyle": "arc3,rad=0.25"})
+        if i.reverted_by is not None:
+            ax.scatter([t], [lanes[i.lane]], s=140, facecolors="none", edgecolors="#ef6c00",
+                       zorder=2)
+        if i.lane in ("epoch change", "reversion", "special path"):
+            ax.annotate(i.detail, (t, lanes[i.lane]), textcoords="offset points",
+                        xytext=(0, 7), fontsize=7, ha="center", color="#444444")
+    for c in data.checks:
+        when = _time(c.recorded_at)
+        if when is not None:
+            ax.axvline(when, color=VERDICT_COLORS.get(c.verdict, "#999999"), lw=1, ls=":")
+            ax.text(when, len(REGISTER_LANES) - 0.45, c.check_id, fontsize=7, ha="center",
+                    color=VERDICT_COLORS.get(c.verdict, "#999999"))
+    _date_axis(ax)
+    ax.set_yticks([lanes[lane] for lane in REGISTER_LANES], list(REGISTER_LANES), fontsize=8)
+    ax.set_ylim(-0.6, len(REGISTER_LANES) - 0.2)
+    ax.set_title("The register over time (orange: reversion → reverted entry)", fontsize=10)
+    return _svg(fig, "register")
+
+
+def chart_gate(data: ReportData) -> str:
+    """How many candidates the gate allows, and which plugin blocks the others."""
+    fig = _figure(8.0, 2.2)
+    ax = fig.add_subplot()
+    if not data.gate:
+        _empty(ax, "no candidate to ask the gate about")
+        return _svg(fig, "gate")
+    groups: dict[str, int] = {"allowed": 0}
+    for row in data.gate:
+        key = "allowed" if row.allowed else "blocked by " + " + ".join(row.blocked_by)
+        groups[key] = groups.get(key, 0) + 1
+    names = list(groups)
+    ys = list(range(len(names)))[::-1]
+    colors = ["#2e7d32" if n == "allowed" else "#c62828" for n in names]
+    ax.barh(ys, [groups[n] for n in names], color=colors, height=0.6)
+    for y, n in zip(ys, names, strict=True):
+        ax.annotate(str(groups[n]), (groups[n], y), textcoords="offset points", xytext=(4, -3),
+                    fontsize=8)
+    ax.set_yticks(ys, names, fontsize=8)
+    ax.set_xlabel("candidates")
+    ax.set_title("The promotion gate today, over every recorded candidate", fontsize=10)
+    return _svg(fig, "gate")
+
+
+#: Chart id -> (title, function); the HTML page shows them in this order.
+CHARTS: Final[dict[str, tuple[str, Callable[[ReportData], str]]]] = {
+    "r-per-check": ("Law V: R per check", chart_r),
+    "gains": ("Claimed versus external gains", chart_gains),
+    "breakdown": ("ForkScore breakdown of the latest branch set", chart_breakdown),
+    "register": ("The register as a timeline", chart_register),
+    "gate": ("What the gate blocks", chart_gate),
+}
+
+
+def render_charts(data: ReportData) -> dict[str, str]:
+    """Every chart's SVG text by chart id."""
+    return {key: fn(data) for key, (_, fn) in CHARTS.items()}

@@ -1,0 +1,141 @@
+"""``cladelog demo`` and ``cladelog report`` (entry-point group ``cladelog.commands``).
+
+Both are tools: they need no deployment to be listed, create or read one
+through the public API, and exit 0 on success, 1 when a verification of the
+demo fails, 2 on bad input (one line ``error: ...`` on stderr).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from cladelog.core.cli import EXIT_BAD_INPUT, EXIT_FAILED, fail
+
+__all__ = ["demo", "report"]
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(file=sys.stderr)
+
+
+@click.command("demo")
+@click.option("--dir", "directory", default="cladelog-demo", show_default=True,
+              metavar="DIR", help="Folder of the new deployment (must be empty or absent).")
+@click.option("--store", metavar="PATH|URL", default=None,
+              help="Store of the new deployment (default: DIR/cladelog.sqlite3); "
+                   "it must be empty.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the whole history: same seed, same log, same digests.")
+@click.option("--force", is_flag=True,
+              help="Reuse a non-empty DIR, replacing only the demo's own files.")
+@click.option("--candidates", type=int, default=30, hidden=True,
+              help="Number of candidate versions (16-400; fewer runs faster).")
+def demo(directory: str, store: str | None, seed: int, force: bool, candidates: int) -> None:
+    """Create a deployment with every plugin and drive a self-improving engine's history.
+
+    About 30 candidate versions over five checkpoints: signed oracle receipts,
+    ForkScore branch sets, anchor measurements and Law V checks that go
+    CONTINUE, WARNING, then HALT; the gate blocks, a human reviews, merges
+    resume; a graph-engine session; then a replay from scratch, verification
+    of the chain and of every receipt, and the report (DIR/report.html).
+    """
+    from cladelog.core import CladelogError
+
+    from .errors import DemoError, ReportError
+    from .model import DemoConfig
+    from .report import write_report
+    from .runner import check_directory, run_demo
+
+    started = time.perf_counter()
+    target = Path(directory)
+    try:
+        config = DemoConfig(seed=seed, candidates=candidates)
+        check_directory(target, force=force)
+    except DemoError as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = _stderr_console()
+    with Progress(TextColumn("[bold]demo[/bold]"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.description}"), console=console,
+                  transient=False) as bar:
+        task = bar.add_task("starting", total=None)
+
+        def progress(what: str, done: int, total: int) -> None:
+            bar.update(task, description=what, completed=done, total=total)
+
+        try:
+            result = run_demo(target, config=config, store=store, force=force,
+                              progress=progress)
+        except (DemoError, CladelogError) as exc:
+            fail(str(exc), EXIT_BAD_INPUT)
+    failed = [c for c in result.verify_calls if c.exit_code != 0]
+    for call in failed:
+        click.echo(f"error: cladelog {' '.join(call.args)}: {call.output.strip()}", err=True)
+    try:
+        data = write_report(result.config_path, target / "report.html",
+                            title=f"cladelog demo (seed {seed})")
+    except (ReportError, CladelogError) as exc:
+        fail(str(exc), EXIT_FAILED)
+    del data
+    elapsed = time.perf_counter() - started
+    verdicts = ", ".join(f"{v} {n}" for v, n in result.branch_verdicts.items())
+    click.echo(f"deployment  {result.config_path.resolve()}")
+    click.echo(f"log         {result.head_position} events, head {result.head_hash}")
+    click.echo(f"fork-score  {verdicts}")
+    click.echo(f"law v       {' -> '.join(result.lawv_verdicts)}")
+    gates = ", ".join(f"{c.args[-1]}:{'allowed' if c.exit_code == 0 else 'BLOCKED'}"
+                      for c in result.gate_calls)
+    click.echo(f"gate        {gates}")
+    note = result.graph_note if len(result.graph_note) <= 110 else result.graph_note[:107] + "..."
+    click.echo(f"graph       {note}")
+    verified = "ok" if not failed else "FAILED"
+    click.echo(f"verify      chain and receipts {verified}")
+    click.echo(f"took        {elapsed:.1f} s")
+    click.echo(f"report      {(target / 'report.html').resolve()}")
+    if failed:
+        sys.exit(EXIT_FAILED)
+
+
+@click.command("report")
+@click.option("-c", "--config", "config", metavar="FILE", default=None,
+              help="Deployment file (default: cladelog's --config, $CLADELOG_CONFIG or "
+                   "./cladelog.toml).")
+@click.option("--html", "html_file", metavar="FILE", default=None,
+              help="Where to write the HTML report (default: report.html next to the "
+                   "deployment file).")
+@click.pass_context
+def report(ctx: click.Context, config: str | None, html_file: str | None) -> None:
+    """Summarise a deployment on the terminal and write a self-contained HTML report.
+
+    Charts: R per Law V check with its Monte Carlo band, claimed versus external
+    gains, the ForkScore breakdown of the latest branch set, the register as a
+    timeline, and what the gate blocks and why. A deployment with nothing
+    recorded by the plugins exits 2 with a message (no page is written).
+    """
+    from cladelog.core import CladelogError
+    from cladelog.core.config import find_config
+
+    from .errors import ReportError
+    from .report import write_report
+    from .terminal import print_summary
+
+    root_config = ctx.find_root().params.get("config") if ctx.parent is not None else None
+    path = find_config(config or root_config)
+    if not path.exists():
+        fail(f"{path}: no deployment file here (pass --config FILE or run 'cladelog demo')")
+    target = Path(html_file) if html_file else path.parent / "report.html"
+    try:
+        data = write_report(path, target)
+    except (ReportError, CladelogError) as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+    from rich.console import Console
+
+    print_summary(data, Console(file=sys.stdout, soft_wrap=True))
+    click.echo(f"report written to {target.resolve()}")

@@ -1,0 +1,77 @@
+"""Shared fixtures: demo runs are slow-ish (seconds), so each configuration runs once."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+#: The small configuration the tests use: 16 candidates over 4 checkpoints.
+SMALL = ("--candidates", "16")
+
+
+def cladelog(*args: str) -> Result:
+    """Run the ``cladelog`` command line in-process."""
+    from cladelog.core.cli import main
+
+    return CliRunner().invoke(main, list(args))
+
+
+def run_demo(directory: Path, seed: int, *extra: str) -> Result:
+    return cladelog("demo", "--dir", str(directory), "--seed", str(seed), *SMALL, *extra)
+
+
+def replay_json(config: Path) -> dict[str, Any]:
+    result = cladelog("--config", str(config), "replay", "--rebuild", "--json")
+    assert result.exit_code == 0, result.output
+    doc: dict[str, Any] = json.loads(result.output)
+    return doc
+
+
+def event_hashes(config: Path, tmp: Path) -> list[str]:
+    out = tmp / "export.jsonl"
+    result = cladelog("--config", str(config), "export", str(out))
+    assert result.exit_code == 0, result.output
+    return [json.loads(line)["hash"] for line in out.read_text().splitlines() if line]
+
+
+@pytest.fixture(scope="session")
+def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo with seed 1 in the small configuration, run once for the whole session."""
+    directory = tmp_path_factory.mktemp("demo") / "seed1"
+    result = run_demo(directory, 1)
+    assert result.exit_code == 0, result.output
+    return directory
+
+
+@pytest.fixture(scope="session")
+def demo_states(demo_dir: Path) -> dict[str, Any]:
+    from cladelog.core import Deployment
+
+    with Deployment.open(demo_dir / "cladelog.toml") as dep:
+        return dep.states()
+
+
+@pytest.fixture
+def cli() -> Callable[..., Result]:
+    return cladelog
+
+
+@pytest.fixture
+def demo_runner() -> Callable[..., Result]:
+    """``demo_runner(directory, seed, *extra)`` runs the small demo."""
+    return run_demo
+
+
+@pytest.fixture
+def replayed() -> Callable[[Path], dict[str, Any]]:
+    return replay_json
+
+
+@pytest.fixture
+def hashes() -> Callable[[Path, Path], list[str]]:
+    return event_hashes

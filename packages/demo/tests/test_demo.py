@@ -1,0 +1,178 @@
+"""`cladelog demo` end to end (small configuration): the story it must tell, and its checks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+
+Cli = Callable[..., Result]
+
+
+def test_demo_writes_deployment_keys_and_report(demo_dir: Path) -> None:
+    for name in ("cladelog.toml", "cladelog.sqlite3", "report.html", "keys/oracle.key",
+                 "keys/oracle.vkey", "keys/log.key", "keys/log.vkey"):
+        assert (demo_dir / name).is_file(), name
+    toml = (demo_dir / "cladelog.toml").read_text()
+    for plugin in ("fork-score", "receipts", "lawv", "graph-engine"):
+        assert f'"{plugin}"' in toml
+
+
+def test_every_branch_set_competes_and_the_verdict_mix_is_complete(
+        demo_states: dict[str, Any]) -> None:
+    sets = demo_states["fork_score.branch_sets"]["sets"]
+    # 16 candidates over 4 checkpoints: 4 branch sets of 4 branches
+    assert sorted(sets) == ["checkpoint-1", "checkpoint-2", "checkpoint-3", "checkpoint-4"]
+    assert all(len(branches) >= 4 for branches in sets.values())
+    verdicts = {row["verdict"] for branches in sets.values() for row in branches.values()}
+    assert verdicts == {"ACCEPT", "MARGINAL", "REJECT"}
+    # every candidate has battery results scored: c01..c16
+    names = sorted(row["branch_id"] for b in sets.values() for row in b.values())
+    assert names == [f"c{i:02d}" for i in range(1, 17)]
+
+
+def test_law_v_goes_continue_warning_halt_and_resumes(demo_states: dict[str, Any]) -> None:
+    lawv = demo_states["lawv.state"]
+    verdicts = [c["verdict"] for c in lawv["checks"]]
+    assert verdicts == ["CONTINUE", "WARNING", "HALT", "CONTINUE"]
+    # contract 8 was registered while the HALT window was open: it governs the next check only
+    assert sorted(lawv["contracts"]) == ["7", "8"]
+    assert [c["contract_version"] for c in lawv["checks"]] == [7, 7, 7, 8]
+    halt = lawv["checks"][2]
+    assert halt["result"]["r"] < 0.40 and "overfitting_suspected" in halt["result"]["flags"]
+    assert [(r["check_id"], r["decision"]) for r in lawv["reviews"]] == [("check-3", "resume")]
+    assert lawv["halt"]["blocked"] is False
+
+
+def test_register_holds_every_kind_and_all_receipts_verify(demo_states: dict[str, Any],
+                                                           demo_dir: Path, cli: Cli) -> None:
+    register = demo_states["receipts.register"]
+    kinds = {e["kind"] for e in register["entries"].values()}
+    assert kinds == {"gain_test", "special_path", "epoch_change", "reversion"}
+    passes = {e["pass"] for e in register["entries"].values() if e["kind"] == "gain_test"}
+    assert passes == {True, False}
+    assert all(not e["flags"] for e in register["entries"].values())
+    assert register["epochs"] == {"arena-oracle": 1}
+    assert len(register["reverted"]) == 1
+    config = str(demo_dir / "cladelog.toml")
+    chain = cli("--config", config, "verify", "--json")
+    assert chain.exit_code == 0, chain.output
+    assert json.loads(chain.output)["ok"] is True
+    receipts = cli("--config", config, "receipts", "verify", "--json")
+    assert receipts.exit_code == 0, receipts.output
+    doc = json.loads(receipts.output)
+    assert doc["ok"] is True and doc["entries"] == register["size"] and doc["checkpoints"] == 4
+
+
+def _halt_candidate(states: dict[str, Any]) -> str:
+    """An ACCEPT branch of the HALT round, so only Law V can block it."""
+    rows = states["fork_score.branch_sets"]["sets"]["checkpoint-3"].values()
+    return sorted(r["branch_id"] for r in rows if r["verdict"] == "ACCEPT")[0]
+
+
+def _cut(demo_dir: Path, cli: Cli, tmp_path: Path, last: int) -> Path:
+    """A copy of the demo's log up to position ``last``: history as it stood then."""
+    from cladelog.core import Deployment, DeploymentConfig
+    from cladelog.core.store.base import event_from_json
+
+    export = tmp_path / "all.jsonl"
+    if not export.exists():
+        done = cli("--config", str(demo_dir / "cladelog.toml"), "export", str(export))
+        assert done.exit_code == 0, done.output
+    lines = [json.loads(x) for x in export.read_text().splitlines() if x]
+    kept = [event_from_json(doc, f"line {doc['position']}") for doc in lines
+            if doc["position"] <= last]
+    cut = tmp_path / f"cut-{last}"
+    cut.mkdir()
+    cfg = DeploymentConfig.from_dict(
+        {"store": "log.sqlite3", "plugins": ["fork-score", "receipts", "lawv", "graph-engine"]},
+        path=cut / "cladelog.toml")
+    (cut / "cladelog.toml").write_text(cfg.to_toml("log.sqlite3"))
+    with Deployment(cfg, create=True) as dep:
+        dep.store.import_events(kept)
+    return cut / "cladelog.toml"
+
+
+def test_gate_blocks_after_the_halt_and_allows_after_the_review(
+        demo_dir: Path, demo_states: dict[str, Any], cli: Cli, tmp_path: Path) -> None:
+    candidate = _halt_candidate(demo_states)
+    review_at = demo_states["lawv.state"]["reviews"][0]["position"]
+    halt_at = demo_states["lawv.state"]["checks"][2]["position"]
+    before = cli("--config", str(_cut(demo_dir, cli, tmp_path, review_at - 1)), "gate",
+                 candidate)
+    assert before.exit_code == 1, before.output
+    assert "block  lawv" in before.output and "check-3" in before.output
+    assert f"{candidate}: BLOCKED" in before.output
+    after = cli("--config", str(_cut(demo_dir, cli, tmp_path, review_at)), "gate", candidate)
+    assert after.exit_code == 0, after.output
+    assert "check-3 HALT was reviewed: resume" in after.output
+    assert halt_at < review_at
+    # and the demo itself asked the gate both times (its output lists BLOCKED then allowed)
+    final = cli("--config", str(demo_dir / "cladelog.toml"), "gate", candidate)
+    assert final.exit_code == 0, final.output
+
+
+def test_demo_output_names_the_report_and_the_story(tmp_path: Path,
+                                                    demo_runner: Callable[..., Result]) -> None:
+    result = demo_runner(tmp_path / "d", 3)
+    assert result.exit_code == 0, result.output
+    report = (tmp_path / "d" / "report.html").resolve()
+    assert f"report      {report}" in result.output
+    assert "CONTINUE -> WARNING -> HALT -> CONTINUE" in result.output
+    assert "BLOCKED" in result.output
+    assert "chain and receipts ok" in result.output
+
+
+def test_demo_refuses_a_non_empty_folder_unless_forced(
+        tmp_path: Path, demo_runner: Callable[..., Result]) -> None:
+    target = tmp_path / "busy"
+    target.mkdir()
+    (target / "notes.txt").write_text("mine")
+    refused = demo_runner(target, 1)
+    assert refused.exit_code == 2
+    assert "not empty" in refused.output
+    assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]
+    forced = demo_runner(target, 1, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert (target / "notes.txt").read_text() == "mine"
+    again = demo_runner(target, 1, "--force")  # replaces its own files, store included
+    assert again.exit_code == 0, again.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--candidates", "3"), "--candidates: must be an integer in [16, 400]"),
+    (("--seed", "-1"), "--seed: must be an integer in [0, 2**63)"),
+])
+def test_demo_bad_options_exit_2(tmp_path: Path, cli: Cli, args: tuple[str, ...],
+                                 message: str) -> None:
+    result = cli("demo", "--dir", str(tmp_path / "x"), *args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert not (tmp_path / "x").exists()
+
+
+def test_graph_session_answers_the_prompt(demo_states: dict[str, Any], demo_dir: Path,
+                                          cli: Cli) -> None:
+    pytest.importorskip("cladelog.graph_engine.sessions",
+                        reason="graph-engine sessions API not available: demo step skipped")
+    sessions = demo_states["graph_engine.sessions"]["sessions"]
+    assert list(sessions) == ["demo-promotion-question"]
+    assert sessions["demo-promotion-question"]["status"] == "settled"
+    replay = cli("--config", str(demo_dir / "cladelog.toml"), "graph", "replay",
+                 "demo-promotion-question")
+    assert replay.exit_code == 0, replay.output
+
+
+def test_demo_refuses_a_store_that_is_not_empty(demo_dir: Path, tmp_path: Path,
+                                                demo_runner: Callable[..., Result]) -> None:
+    store = demo_dir / "cladelog.sqlite3"
+    before = store.stat().st_size
+    result = demo_runner(tmp_path / "other", 1, "--store", str(store))
+    assert result.exit_code == 2
+    assert "already holds" in result.output and "empty store" in result.output
+    assert store.stat().st_size == before
+    assert not (tmp_path / "other" / "cladelog.toml").exists()

@@ -1,0 +1,105 @@
+"""The HTML report in headless Chromium: it loads offline, without errors, with every chart.
+
+Uses Debian's /usr/bin/chromium through Playwright (never ``playwright install``).
+Set ``CLADELOG_UPDATE_SCREENSHOT=1`` to also run the default demo (seed 0, 30
+candidates) and save the top of its report as ``docs/report.png`` (the README's picture).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+#: The charts the report must show (issue 9): R per check, claimed vs external gains,
+#: the ForkScore breakdown, the register timeline, what the gate blocks.
+CHARTS = ["r-per-check", "gains", "breakdown", "register", "gate"]
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _browser(playwright: Any) -> Any:
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+
+
+def _open(browser: Any, html: Path, problems: list[str], width: int = 1280) -> Any:
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+
+    def route(r: Any) -> None:
+        url = r.request.url
+        if url.startswith(("file://", "data:")):
+            r.continue_()
+        else:
+            problems.append(f"network request: {url}")
+            r.abort()
+
+    page.route("**/*", route)
+    page.goto(html.as_uri(), wait_until="load")
+    return page
+
+
+@pytest.fixture(scope="module")
+def playwright() -> Any:
+    if not CHROMIUM.exists():
+        message = f"{CHROMIUM} is missing (apt-get install -y chromium)"
+        if os.environ.get("CLADELOG_REQUIRE_BROWSER") == "1":  # CI installs it: never skip there
+            pytest.fail(message)
+        pytest.skip(message)
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        yield p
+
+
+def test_report_loads_without_errors_and_every_chart_is_drawn(
+        demo_dir: Path, playwright: Any, tmp_path: Path) -> None:
+    browser = _browser(playwright)
+    problems: list[str] = []
+    try:
+        page = _open(browser, demo_dir / "report.html", problems)
+        found = page.eval_on_selector_all(
+            "figure.chart", "els => els.map(e => e.getAttribute('data-chart'))")
+        assert found == CHARTS
+        for chart in CHARTS:
+            figure = page.locator(f'figure.chart[data-chart="{chart}"]')
+            svg = figure.locator("svg")
+            assert svg.count() == 1, chart
+            box = svg.bounding_box()
+            assert box is not None and box["width"] > 200 and box["height"] > 100, chart
+            drawn = svg.evaluate(
+                "s => Array.from(s.querySelectorAll('path'))"
+                ".filter(p => (p.getAttribute('d') || '').length > 10).length")
+            assert drawn > 10, (chart, drawn)
+        shot = tmp_path / "report.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    finally:
+        browser.close()
+    assert problems == []
+
+
+def test_update_readme_screenshot(playwright: Any, tmp_path: Path, cli: Any,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    if os.environ.get("CLADELOG_UPDATE_SCREENSHOT") != "1":
+        pytest.skip("set CLADELOG_UPDATE_SCREENSHOT=1 to rewrite docs/report.png")
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "cladelog-demo"
+    result = cli("demo")  # the defaults: ./cladelog-demo, seed 0, 30 candidates
+    assert result.exit_code == 0, result.output
+    browser = _browser(playwright)
+    problems: list[str] = []
+    try:
+        page = _open(browser, target / "report.html", problems)
+        out = REPO / "docs" / "report.png"
+        out.parent.mkdir(exist_ok=True)
+        page.screenshot(path=str(out), clip={"x": 0, "y": 0, "width": 1280, "height": 1900},
+                        full_page=True)
+    finally:
+        browser.close()
+    assert problems == []
