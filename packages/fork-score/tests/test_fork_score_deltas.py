@@ -6,6 +6,8 @@ import pytest
 from cladelog.fork_score import INFINITE_BONUS_CAP, Verdict, score
 from cladelog.fork_score.deltas import EFFICIENCY_DAMPING, is_hard_regression
 from fork_score_docs import make_doc, with_metrics
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 # ---------------------------------------------------------------- the 5pp boundary
 
@@ -297,3 +299,47 @@ def test_flags_order_with_all_kinds() -> None:
         "REGRESSION_5F:function",
         "NEG_INF_REGRESSION",
     ]
+
+
+# ---------------------------------------------------------------- boundary, exhaustively
+
+
+def _decimal_reference(parent: float, child: float, floor: float) -> bool:
+    # The rule written out independently: the drop between the two numbers as a
+    # person reads them (their shortest repr), compared in exact decimal.
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 1200
+        return Decimal(repr(parent)) - Decimal(repr(child)) >= Decimal(repr(floor))
+
+
+_rate = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+_floor = st.sampled_from([0.05, 0.1, 0.01, 0.25, 1.0, 0.03])
+_nudge = st.sampled_from([0.0, 1e-17, -1e-17, 1e-12, -1e-12, 1e-9, -1e-9, 5e-8, -5e-8])
+
+
+@settings(max_examples=400, deadline=None)
+@given(parent=_rate, child=_rate, floor=_floor)
+def test_is_hard_regression_matches_the_decimal_rule(
+    parent: float, child: float, floor: float
+) -> None:
+    assert is_hard_regression(parent, child, floor) is _decimal_reference(parent, child, floor)
+
+
+@settings(max_examples=400, deadline=None)
+@given(parent=_rate, floor=_floor, nudge=_nudge)
+def test_is_hard_regression_near_the_floor(parent: float, floor: float, nudge: float) -> None:
+    # children placed right at (or within a hair of) parent - floor
+    child = min(1.0, max(0.0, round(parent - floor, 6) + nudge))
+    assert is_hard_regression(parent, child, floor) is _decimal_reference(parent, child, floor)
+
+
+@pytest.mark.parametrize(
+    ("parent", "child"),
+    [(0.70, 0.65), (0.30, 0.25), (0.15, 0.10), (0.35, 0.30), (1.0, 0.95), (0.05, 0.0)],
+)
+def test_drops_of_exactly_five_points_fire(parent: float, child: float) -> None:
+    # each pair reads as a drop of exactly 0.05
+    assert is_hard_regression(parent, child, 0.05)
+    assert not is_hard_regression(parent, child + 1e-7, 0.05)  # a drop of 0.0499999

@@ -209,3 +209,25 @@ def test_loader_accepts_term_weights_only_when_given_the_terms() -> None:
     assert load_weights({"mu": 1.0}, terms=[NOVELTY]).get("mu") == 1.0
     with pytest.raises(WeightsError, match=r"^weights\.mu: must be non-negative"):
         load_weights({"mu": -1.0}, terms=[NOVELTY])
+
+
+def test_extra_term_weights_id_computed_by_hand() -> None:
+    import hashlib
+
+    result = score(make_doc(0.5), make_doc(0.5), extra_terms=[NOVELTY])
+    # the seed defaults plus "mu": 0.2, as RFC 8785 canonical JSON (keys sorted,
+    # "mu" between "lambda" and "theta"; 1.0 written 1, 0.0 written 0)
+    canonical = (
+        '{"alpha":1,"beta":1,"delta":0.5,"epsilon":0.3,"eta":2,"gamma":1,'
+        '"iota":0,"kappa":0,"lambda":0.5,"mu":0.2,"theta":0.5,"zeta":0}'
+    )
+    assert result.weights_id == hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("value", [10**400, -(10**400)])
+def test_huge_integer_default_weight_is_a_term_error(value: int) -> None:
+    with pytest.raises(ScoringTermError) as info:
+        ScoringTerm("big", "mu", value, 1, const(0.0))
+    assert str(info.value) == (
+        "term big: default_weight must be finite and >= 0, got a huge integer"
+    )

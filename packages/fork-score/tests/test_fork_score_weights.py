@@ -152,3 +152,26 @@ def test_weights_file_content_error(tmp_path: Path) -> None:
 def test_weights_file_missing(tmp_path: Path) -> None:
     with pytest.raises(JsonFileError, match="cannot read"):
         weights_from_json(tmp_path / "absent.json")
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        (None, "path: must be a file path, got NoneType"),
+        (3, "path: must be a file path, got int"),
+        ("w\x00.json", "w\\x00.json: cannot read: not a valid file name"),
+    ],
+)
+def test_weights_file_bad_path(path: Any, expected: str) -> None:
+    with pytest.raises(JsonFileError) as info:
+        weights_from_json(path)
+    assert str(info.value) == expected
+
+
+def test_weights_file_with_a_control_character_is_named_on_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "we\nird.json"
+    with pytest.raises(JsonFileError) as info:
+        weights_from_json(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.endswith("we\\nird.json: cannot read: No such file or directory")

@@ -166,3 +166,56 @@ def test_bad_payload_appends_nothing(cladelog_env: Any, change: dict[str, Any], 
     with pytest.raises(InputError, match=field):
         record(cladelog_env, {**payload("S", "b", 0.1), **change})
     assert len(cladelog_env.events()) == before
+
+
+def test_huge_integers_are_refused_not_overflowed() -> None:
+    with pytest.raises(BranchSetError, match=r"^temperature: must be a finite number > 0"):
+        softmax_weights([0.1], 10**400)
+    with pytest.raises(BranchSetError, match=r"^scores\[1\]: must be a finite number"):
+        softmax_weights([0.1, 10**400], 1.0)
+    # an integer a double holds is an ordinary number: exponents 0 and -1
+    assert softmax_weights([1, 0], 1) == pytest.approx([1 / (1 + math.exp(-1)),
+                                                        math.exp(-1) / (1 + math.exp(-1))])
+
+
+def _row(branch: str, score: Any = 0.1) -> dict[str, Any]:
+    return {"branch_id": branch, "parent_root": "P", "child_root": None, "score": score,
+            "verdict": "ACCEPT", "flags": [], "weights_id": "w", "estimator_version": "0.1.0",
+            "recorded_at": "2026-01-01T00:00:00Z", "position": 3, "times_scored": 1}
+
+
+def test_a_well_formed_hand_made_state_is_read() -> None:
+    state = {"sets": {"S": {"a": _row("a", 0.3), "b": _row("b", 0.1)}}}
+    assert branch_set_density(state, "S") == 2
+    assert [b.branch_id for b in rank_branches(state, "S", 1.0)] == ["a", "b"]
+    assert [s.branch_set_id for s in list_branch_sets(state)] == ["S"]
+
+
+@pytest.mark.parametrize(
+    ("sets", "fragment"),
+    [
+        ({"S": [1]}, "source.sets.S: must be an object of rows, got list"),
+        ({"S": {"a": 5}}, "source.sets.S.a: must be an object, got int"),
+        ({"S": {"a": {k: v for k, v in _row("a").items() if k != "branch_id"}}},
+         "source.sets.S.a: missing member 'branch_id'"),
+        ({"S": {"a": {**_row("a"), "score": "high"}}}, "source.sets.S.a.score: wrong type str"),
+        ({"S": {"a": {**_row("a"), "score": True}}}, "source.sets.S.a.score: wrong type bool"),
+        ({"S": {"a": _row("a", math.nan)}}, "source.sets.S.a.score: must be finite"),
+        ({"S": {"a": _row("a", 10**400)}}, "source.sets.S.a.score: must be finite"),
+        ({"S": {"a": {**_row("a"), "flags": [1]}}}, "source.sets.S.a.flags: must be a list"),
+        ({"S": {"a": {**_row("a"), "position": None}}},
+         "source.sets.S.a.position: wrong type NoneType"),
+    ],
+)
+def test_a_malformed_hand_made_state_names_the_row(sets: Any, fragment: str) -> None:
+    state = {"sets": sets}
+    for call in (lambda: branch_set_density(state, "S"), lambda: rank_branches(state, "S", 1.0),
+                 lambda: list_branch_sets(state)):
+        with pytest.raises(BranchSetError) as info:
+            call()
+        assert str(info.value).startswith(fragment)
+
+
+def test_a_non_string_set_id_in_a_hand_made_state_is_refused() -> None:
+    with pytest.raises(BranchSetError, match=r"^source\.sets: key 5 is not a string"):
+        list_branch_sets({"sets": {"S": {}, 5: {}}})

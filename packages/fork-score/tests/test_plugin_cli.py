@@ -63,6 +63,8 @@ def test_with_branch_set_records_one_event_per_scoring(cladelog_env: Any, files:
     assert [e.data["branch_id"] for e in events] == ["b1", "b2"]
     first, second = (e.data for e in events)
     printed = json.loads(accept.stdout)
+    assert printed["score"] == 0.25  # delta_5S = 0.75 - 0.5 on every 5S sub-battery, alpha = 1
+    assert printed["breakdown"]["alpha_x_delta_5s"] == 0.25
     assert printed["recorded"]["position"] == events[0].position
     assert first == {
         "branch_set_id": "S1",
@@ -187,3 +189,44 @@ def test_python_m_runs_without_a_deployment(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert json.loads(done.stdout)["flags"] == ["REGRESSION_5S:syntax"]
     assert list(tmp_path.glob("*.sqlite3")) == []
+
+
+def test_cladelog_fork_score_as_a_tool_command_without_a_deployment(tmp_path: Path) -> None:
+    # Core's `cladelog` offers the commands of the entry-point group
+    # `cladelog.commands` without any deployment file. A stand-in distribution on
+    # PYTHONPATH declares fork-score's group there, exactly as fork-score's own
+    # pyproject would, and `cladelog fork-score score` then works as a CI gate.
+    info = tmp_path / "site" / "fork_score_tool-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "entry_points.txt").write_text(
+        "[cladelog.commands]\nfork-score = cladelog.fork_score.cli:fork_score\n",
+        encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    files = fork_files(work)
+    env = {k: v for k, v in os.environ.items() if k != "CLADELOG_CONFIG"}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site"), env.get("PYTHONPATH", "")])
+    launcher = "import sys; from cladelog.core.cli import main; main(prog_name='cladelog')"
+
+    def cladelog(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", launcher, *args], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
+
+    accept = cladelog("fork-score", "score", "--parent", files["parent"], "--child",
+                      files["accept"])
+    assert accept.returncode == 0, accept.stderr
+    assert json.loads(accept.stdout)["score"] == 0.25  # delta_5S = 0.75 - 0.5, alpha = 1
+    reject = cladelog("fork-score", "score", "--parent", files["parent"], "--child",
+                      files["reject"])
+    assert reject.returncode == 1
+    assert json.loads(reject.stdout)["flags"] == ["REGRESSION_5S:syntax"]
+    bad = cladelog("fork-score", "score", "--parent", files["parent"], "--child", files["bad"])
+    assert bad.returncode == 2
+    assert bad.stderr.splitlines() == [
+        "error: child.5F.finetuning.adaptation_improvement_rate: must lie in [0, 1], got 1.2"]
+    refused = cladelog("fork-score", "score", "--parent", files["parent"], "--child",
+                       files["accept"], *branch("S", "b"))
+    assert refused.returncode == 2
+    assert "--branch-set: needs a deployment" in refused.stderr
+    assert sorted(p.name for p in work.iterdir()) == sorted(
+        ["parent.json", "accept.json", "marginal.json", "reject.json", "bad.json"])

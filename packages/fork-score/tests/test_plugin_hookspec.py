@@ -11,7 +11,7 @@ from cladelog.core import ConfigError, PluginInfo, hookimpl
 from cladelog.core.testing import CladelogEnv
 from cladelog.fork_score import ScoringTerm, ScoringTermError, collect_terms, scoring_context
 from cladelog.fork_score import hookspecs as fs_hookspecs
-from cladelog.fork_score.service import score_in_context
+from cladelog.fork_score.service import ScoringContext, score_in_context
 from fork_score_docs import make_doc
 from fork_score_plugin_helpers import all_5s
 
@@ -156,3 +156,22 @@ def test_a_weights_file_with_an_unknown_weight_is_refused(tmp_path: Path) -> Non
     (tmp_path / "w.json").write_text(json.dumps({"lamda": 1.0}), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"weights\.lamda: unknown weight"):
         make_env(tmp_path, [], {"fork-score": {"weights_file": "w.json"}})
+
+
+def test_hard_regression_floor_setting_reaches_the_scoring(tmp_path: Path) -> None:
+    child = make_doc(0.5, {"5S.syntax": 0.4})  # a 10pp drop on one sub-battery
+    plain = score_in_context(ScoringContext(), PARENT, child)
+    assert plain.flags == ["REGRESSION_5S:syntax"]  # 0.10 >= default floor 0.05
+    env = make_env(tmp_path, [], {"fork-score": {"hard_regression_floor": 0.2}})
+    try:
+        context = scoring_context(env.deployment)
+        result = score_in_context(context, PARENT, child)
+    finally:
+        env.close()
+    assert context.hard_regression_floor == 0.2
+    # 0.10 < 0.2: no flag. delta_5S = -0.1 / 5 = -0.02; penalty eta 2 * 0.02 = 0.04;
+    # score = -0.02 - 0.04 = -0.06 -> REJECT on the negative score alone
+    assert result.flags == []
+    assert result.score == pytest.approx(-0.06)
+    assert result.verdict == "REJECT"
+    assert result.thresholds["hard_regression_floor"] == 0.2

@@ -15,6 +15,10 @@ mapping of all projection states (``deployment.states()``), or the state of
 Ranking order: score descending, ties broken by ``branch_id`` ascending; ranks
 are 1, 2, 3... in that order. Weights cover every recorded branch, REJECTed
 ones included (their score already carries their penalties); they add up to 1.
+
+A state given by hand is checked as it is read: a set that is not an object, or
+a row with a missing or wrongly typed member, raises :class:`BranchSetError`
+naming it (``source.sets.<set>.<branch>.score: ...``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+from cladelog.fork_score._strict import short_text
 from cladelog.fork_score.errors import BranchSetError
 from cladelog.fork_score.settings import DEFAULT_SOFTMAX_TEMPERATURE
 
@@ -97,10 +102,10 @@ def softmax_weights(scores: Sequence[float], temperature: float) -> list[float]:
     temp = _temperature(temperature)
     values = []
     for index, value in enumerate(scores):
-        if isinstance(value, bool) or not isinstance(value, int | float) \
-                or not math.isfinite(value):
+        number = _finite_float(value)
+        if number is None:
             raise BranchSetError(f"scores[{index}]: must be a finite number, got {value!r:.40}")
-        values.append(float(value))
+        values.append(number)
     if not values:
         return []
     top = max(values)
@@ -109,11 +114,22 @@ def softmax_weights(scores: Sequence[float], temperature: float) -> list[float]:
     return [e / total for e in exps]
 
 
+def _finite_float(value: Any) -> float | None:
+    """``value`` as a finite float, or None if it is not a finite number (bool is not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an int too large for a double
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _temperature(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) \
-            or not math.isfinite(value) or value <= 0:
+    number = _finite_float(value)
+    if number is None or number <= 0:
         raise BranchSetError(f"temperature: must be a finite number > 0, got {value!r:.40}")
-    return float(value)
+    return number
 
 
 def branch_sets_state(source: Any) -> Mapping[str, Any]:
@@ -160,10 +176,60 @@ def default_temperature(source: Any) -> float:
     return DEFAULT_SOFTMAX_TEMPERATURE
 
 
+#: Members of a ``fork_score.branch_sets`` row and the JSON types they must have.
+_ROW_TYPES: Mapping[str, tuple[type, ...]] = {
+    "branch_id": (str,),
+    "parent_root": (str,),
+    "child_root": (str, type(None)),
+    "score": (int, float),
+    "verdict": (str,),
+    "flags": (list, tuple),
+    "weights_id": (str,),
+    "estimator_version": (str,),
+    "recorded_at": (str,),
+    "position": (int,),
+    "times_scored": (int,),
+}
+
+
+def _rows(sets: Mapping[Any, Any], set_id: str) -> list[Mapping[str, Any]]:
+    """The rows of one set, checked (a state given by hand may be malformed)."""
+    branches = sets.get(set_id)
+    if branches is None:
+        return []
+    path = f"source.sets.{short_text(set_id)}"
+    if not isinstance(branches, Mapping):
+        raise BranchSetError(f"{path}: must be an object of rows, got {type(branches).__name__}")
+    rows = []
+    for branch_id, row in branches.items():
+        where = f"{path}.{short_text(str(branch_id))}"
+        if not isinstance(row, Mapping):
+            raise BranchSetError(f"{where}: must be an object, got {type(row).__name__}")
+        for member, types in _ROW_TYPES.items():
+            if member not in row:
+                raise BranchSetError(f"{where}: missing member {member!r}")
+            value = row[member]
+            if isinstance(value, bool) or not isinstance(value, types):
+                raise BranchSetError(f"{where}.{member}: wrong type {type(value).__name__}")
+        if _finite_float(row["score"]) is None:
+            raise BranchSetError(f"{where}.score: must be finite")
+        if not all(isinstance(flag, str) for flag in row["flags"]):
+            raise BranchSetError(f"{where}.flags: must be a list of strings")
+        rows.append(row)
+    return rows
+
+
+def _set_ids(sets: Mapping[Any, Any]) -> list[str]:
+    ids = list(sets)
+    for set_id in ids:
+        if not isinstance(set_id, str):
+            raise BranchSetError(f"source.sets: key {set_id!r:.40} is not a string")
+    return sorted(ids)
+
+
 def branch_set_density(source: Any, branch_set_id: str) -> int:
     """The number of distinct branches recorded under ``branch_set_id`` (0 if none)."""
-    branches = branch_sets_state(source)["sets"].get(_set_id(branch_set_id))
-    return 0 if branches is None else len(branches)
+    return len(_rows(branch_sets_state(source)["sets"], _set_id(branch_set_id)))
 
 
 def rank_branches(
@@ -177,8 +243,8 @@ def rank_branches(
     """
     state = branch_sets_state(source)
     temp = _temperature(default_temperature(source) if temperature is None else temperature)
-    branches = state["sets"].get(_set_id(branch_set_id)) or {}
-    rows = sorted(branches.values(), key=lambda r: (-r["score"], r["branch_id"]))
+    rows = sorted(_rows(state["sets"], _set_id(branch_set_id)),
+                  key=lambda r: (-r["score"], r["branch_id"]))
     weights = softmax_weights([r["score"] for r in rows], temp)
     return tuple(
         RankedBranch(
@@ -202,17 +268,19 @@ def rank_branches(
 
 def list_branch_sets(source: Any) -> tuple[BranchSetSummary, ...]:
     """One summary per recorded branch set, ordered by branch set id."""
+    sets = branch_sets_state(source)["sets"]
     out = []
-    for set_id, branches in sorted(branch_sets_state(source)["sets"].items()):
-        if not branches:
+    for set_id in _set_ids(sets):
+        rows = _rows(sets, set_id)
+        if not rows:
             continue
-        best = min(branches.values(), key=lambda r: (-r["score"], r["branch_id"]))
+        best = min(rows, key=lambda r: (-r["score"], r["branch_id"]))
         out.append(BranchSetSummary(
             branch_set_id=set_id,
-            density=len(branches),
+            density=len(rows),
             best_branch_id=best["branch_id"],
             best_score=best["score"],
-            parent_roots=tuple(sorted({r["parent_root"] for r in branches.values()})),
-            last_position=max(r["position"] for r in branches.values()),
+            parent_roots=tuple(sorted({r["parent_root"] for r in rows})),
+            last_position=max(r["position"] for r in rows),
         ))
     return tuple(out)

@@ -92,6 +92,14 @@ def is_hard_regression(parent_rate: float, child_rate: float, floor: float) -> b
     Each float is read through its shortest round-trip ``repr`` (``0.75`` is
     the decimal 0.75, not the binary double's expansion).
     """
+    # Far from the floor the binary difference decides safely (its error is a few
+    # ulps, far below the margin); only near the floor is the decimal needed.
+    approx = parent_rate - child_rate
+    margin = 1e-9 * max(1.0, abs(parent_rate), abs(child_rate), abs(floor))
+    if approx < floor - margin:
+        return False
+    if approx > floor + margin:
+        return True
     drop = _EXACT.subtract(Decimal(repr(parent_rate)), Decimal(repr(child_rate)))
     return drop >= Decimal(repr(floor))
 

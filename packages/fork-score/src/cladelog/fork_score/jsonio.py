@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -66,17 +67,28 @@ def loads_strict(text: str, source: str) -> Any:
 
 def load_json_file(path: str | Path) -> Any:
     """Read and strictly parse the JSON file at ``path``."""
-    source = str(path)
+    if not isinstance(path, str | os.PathLike):
+        raise JsonFileError(f"path: must be a file path, got {type(path).__name__}")
+    source = _shown(str(path))
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise JsonFileError(f"{source}: cannot read: {reason}") from None
+    except (TypeError, ValueError):  # an embedded NUL byte, a bytes path...
+        raise JsonFileError(f"{source}: cannot read: not a valid file name") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise JsonFileError(f"{source}: invalid JSON: not UTF-8 text") from None
     return loads_strict(text, source)
+
+
+def _shown(source: str) -> str:
+    """A file name as it may appear in a one-line message (no control characters)."""
+    if source.isprintable():
+        return source
+    return source.encode("unicode_escape", "backslashreplace").decode("ascii")
 
 
 def battery_result_schema() -> Any:

@@ -192,6 +192,8 @@ def _effective_weights(
             f"weights: must be a WeightSet, a mapping or None, got {type(weights).__name__}"
         )
     used = {t.weight_name: t.default_weight for t in terms if t.fills is None}
+    if not used and not weights.extra:
+        return weights
     extra = dict(weights.extra)
     for name in extra:
         if name not in used:

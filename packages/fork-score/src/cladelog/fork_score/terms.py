@@ -147,7 +147,13 @@ def _check_default_weight(instance: Any, attribute: attrs.Attribute[Any], value:
         raise ScoringTermError(
             f"term {instance.name}: default_weight must be a number, got {type(value).__name__}"
         )
-    if not math.isfinite(value) or value < 0:
+    try:
+        number = float(value)
+    except OverflowError:  # an int too large for a double
+        raise ScoringTermError(
+            f"term {instance.name}: default_weight must be finite and >= 0, got a huge integer"
+        ) from None
+    if not math.isfinite(number) or number < 0:
         raise ScoringTermError(
             f"term {instance.name}: default_weight must be finite and >= 0, got {value!r}"
         )

@@ -160,6 +160,8 @@ def default_weights(terms: Iterable[ScoringTerm] = ()) -> WeightSet:
     any other term adds its weight under its ``weight_name``.
     """
     checked = check_terms(terms)
+    if not checked:
+        return DEFAULT_WEIGHTS
     fills = {t.weight_name: t.default_weight for t in checked if t.fills is not None}
     extra = {t.weight_name: t.default_weight for t in checked if t.fills is None}
     return attrs.evolve(DEFAULT_WEIGHTS, **fills, extra=extra)

@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cladelog.lawv._fields import fail, req_int, req_list
-from cladelog.lawv.absolute import AbsoluteValue, absolute_value, total_band
-from cladelog.lawv.claims import claimed_gains, window_defects
-from cladelog.lawv.contract import Contract, parse_contract
-from cladelog.lawv.endpoint import identity_defects, resolve_endpoint
-from cladelog.lawv.measurement import Measurement, parse_measurement
-from cladelog.lawv.montecarlo import MonteCarloBand, inputs_digest, monte_carlo_band
-from cladelog.lawv.register import Entry, parse_entries
-from cladelog.lawv.result import CheckResult
-from cladelog.lawv.traffic import (
-    GAP,
-    STATUS_DEFECTIVE,
-    STATUS_GAP,
-    STATUS_OK,
-    at_decision_precision,
-    classify,
-)
+
+if TYPE_CHECKING:
+    from cladelog.lawv.absolute import AbsoluteValue
+    from cladelog.lawv.contract import Contract
+    from cladelog.lawv.measurement import Measurement
+    from cladelog.lawv.result import CheckResult
+
+# The building blocks (absolute, claims, endpoint, montecarlo, result...) are imported
+# inside the functions: ``cladelog.lawv`` binds ``evaluate`` at import time, and the
+# plugin module (imported whenever the CLI starts with lawv enabled) must stay light.
 
 __all__ = ["evaluate", "parse_window"]
 
@@ -46,6 +40,9 @@ def parse_window(value: Any, path: str = "window") -> tuple[int, int] | None:
 def _endpoint(
     contract: Contract, measurement: Measurement | None, label: str, defects: list[str]
 ) -> AbsoluteValue | None:
+    from cladelog.lawv.absolute import absolute_value
+    from cladelog.lawv.endpoint import resolve_endpoint
+
     if measurement is None:
         return None
     resolved = resolve_endpoint(contract, measurement, label)
@@ -90,6 +87,23 @@ def evaluate(
     without an R comes back with status GAP. The function is pure: the Monte Carlo
     band is seeded from the canonical inputs, so a replay reproduces every number.
     """
+    from cladelog.lawv.absolute import total_band
+    from cladelog.lawv.claims import claimed_gains, window_defects
+    from cladelog.lawv.contract import parse_contract
+    from cladelog.lawv.endpoint import identity_defects
+    from cladelog.lawv.measurement import parse_measurement
+    from cladelog.lawv.montecarlo import MonteCarloBand, inputs_digest, monte_carlo_band
+    from cladelog.lawv.register import Entry, parse_entries
+    from cladelog.lawv.result import CheckResult
+    from cladelog.lawv.traffic import (
+        GAP,
+        STATUS_DEFECTIVE,
+        STATUS_GAP,
+        STATUS_OK,
+        at_decision_precision,
+        classify,
+    )
+
     parsed = parse_contract(contract)
     old_m = None if old is None else parse_measurement(old, "old")
     new_m = None if new is None else parse_measurement(new, "new")

@@ -15,9 +15,10 @@ from typing import Any
 import attrs
 from cladelog.core import EventType
 from cladelog.lawv._fields import fail
-from cladelog.lawv.contract import parse_contract
-from cladelog.lawv.measurement import parse_measurement
 from cladelog.lawv.traffic import VERDICTS
+
+# The document parsers are imported where a payload is checked: every deployment
+# that enables lawv imports this module when it opens, most never append a lawv event.
 
 __all__ = [
     "CHECKS_STREAM",
@@ -83,6 +84,8 @@ class ContractRegistered:
     anchors: list[dict[str, Any]]
 
     def __attrs_post_init__(self) -> None:
+        from cladelog.lawv.contract import parse_contract
+
         parse_contract(self.document(), "data")
 
     def document(self) -> dict[str, Any]:
@@ -112,6 +115,8 @@ class MeasurementRecorded:
     anchors: list[dict[str, Any]]
 
     def __attrs_post_init__(self) -> None:
+        from cladelog.lawv.measurement import parse_measurement
+
         parse_measurement(self.document(), "data")
         _text(self.id, "data.id", limit=200)
 

@@ -27,7 +27,6 @@ from typing import Any
 from cladelog.core import Projection, RecordedEvent
 from cladelog.core.canonical import canonical_digest
 from cladelog.lawv._fields import MAX_COUNT
-from cladelog.lawv.contract import parse_contract
 from cladelog.lawv.errors import LawVInputError
 from cladelog.lawv.events import (
     CHECK_RECORDED,
@@ -50,9 +49,11 @@ from cladelog.lawv.ledger import (
     window_opened_at,
     window_start,
 )
-from cladelog.lawv.measurement import parse_measurement
-from cladelog.lawv.register import parse_entry
 from cladelog.lawv.traffic import HALT
+
+# The document parsers (contract, measurement, register) are imported by the handlers
+# that use them: every deployment that enables lawv builds this projection when it
+# opens, and most commands (log, verify, export...) never fold an event through it.
 
 __all__ = ["LAWV_STATE", "PROJECTION_NAME", "apply", "reduce_register_entry", "summary"]
 
@@ -73,6 +74,8 @@ def reduce_register_entry(data: Any) -> tuple[int, dict[str, Any]]:
     reason}`` so that a window holding it is DEFECTIVE. Raises ``_Ignore`` when
     the payload has no usable ``seq``.
     """
+    from cladelog.lawv.register import parse_entry
+
     if not isinstance(data, dict):
         raise _Ignore("data: expected an object")
     seq = data.get("seq")
@@ -113,6 +116,8 @@ def _expect_stream(event: RecordedEvent, stream: str) -> None:
 
 
 def _on_contract(state: State, event: RecordedEvent) -> None:
+    from cladelog.lawv.contract import parse_contract
+
     _expect_stream(event, CONTRACTS_STREAM)
     doc = parse_contract(event.data, "data").to_dict()
     version = doc["version"]
@@ -133,6 +138,8 @@ def _on_contract(state: State, event: RecordedEvent) -> None:
 
 
 def _on_measurement(state: State, event: RecordedEvent) -> None:
+    from cladelog.lawv.measurement import parse_measurement
+
     _expect_stream(event, MEASUREMENTS_STREAM)
     doc = parse_measurement(event.data, "data").to_dict()
     existing = state["measurements"].get(doc["id"])
