@@ -132,3 +132,29 @@ def test_plugin_is_listed(cladelog_env: Any) -> None:
     result = cladelog_env.cli("plugins", "--json")
     rows = {r["name"]: r for r in json.loads(result.output)["plugins"]}
     assert any(r.get("enabled") and r.get("version") == "0.1.0" for r in rows.values())
+
+
+def test_validate_reports_the_four_passes(cladelog_env: Any, tmp_path: Path) -> None:
+    src = tmp_path / "passes.json"
+    src.write_text(json.dumps(tree(
+        concept("A", ensure=["!$B"]), concept("B", require=["A"]),  # negative cycle
+        concept("C", provider="LLM::complete",
+                prompt={"user": "u", "facts": {"sev": {"enum": ["low", "high"]}}}),
+        concept("D", require=["sev", "x"], ensure=["$sev == 'medium'"]),  # never fires
+    )))
+    text = cladelog_env.cli("graph", "validate", str(src))
+    assert text.exit_code == 0  # warnings only
+    assert "unstratified-cycle" in text.output and "interface-never-fire" in text.output
+    assert "0 error(s), 2 warning(s)" in text.output
+    strict = cladelog_env.cli("graph", "validate", str(src), "--json", "--strict",
+                              "--known-fact", "sev")
+    assert strict.exit_code == 1  # x is neither produced nor declared
+    doc = json.loads(strict.output)
+    assert [(i["concept"], i["kind"], i["ref"]) for i in doc["errors"]] == [
+        ("D", "unknown-ref", "x")]
+    gates = tmp_path / "gates.json"
+    gates.write_text(json.dumps(tree(concept("G", ensure=["$p >= 0.75"]))))
+    plain = cladelog_env.cli("graph", "validate", str(gates))
+    assert plain.exit_code == 0 and "0 warning(s)" in plain.output
+    flagged = cladelog_env.cli("graph", "validate", str(gates), "--continuous-gates")
+    assert flagged.exit_code == 0 and "continuous-gate" in flagged.output

@@ -1,4 +1,4 @@
-"""Static tree checks (the structural part of SPEC §1.14's validator)."""
+"""Static tree checks: the loader's, the engine-only ones and the four passes of SPEC §1.14."""
 
 from __future__ import annotations
 
@@ -49,3 +49,76 @@ def test_palette_and_strict() -> None:
     assert kinds(validate_tree(t, palette={"P::a"}, strict=True))[0] == [
         "provider-not-in-palette"]
     assert validate_tree(t).ok
+
+
+# --- the four passes of SPEC §1.14 reach validate_tree (and so `cladelog graph validate`) ---
+
+
+Found = list[tuple[str, str, str | None]]
+
+
+def found(report: Any) -> tuple[Found, Found]:
+    """(concept, kind, ref) of the errors and of the warnings, sorted."""
+
+    def key(i: Any) -> tuple[str, str, str | None]:
+        return (i.concept, i.kind, i.ref)
+
+    return sorted(map(key, report.errors)), sorted(map(key, report.warnings))
+
+
+def test_stratification_pass_negative_cycle() -> None:
+    # A reads B under "!", B requires A: a cycle A -> B -> A with a negative edge
+    report = validate_tree(tree(concept("A", ensure=["!$B"]), concept("B", require=["A"])))
+    assert found(report) == ([], [("A", "unstratified-cycle", None)])
+    assert "A -> B" in report.warnings[0].message
+    # the same cycle without negation is stratified: nothing to report
+    assert found(validate_tree(tree(concept("A", ensure=["$B"]),
+                                    concept("B", require=["A"])))) == ([], [])
+
+
+def test_interface_pass_gate_no_producer_can_satisfy() -> None:
+    llm = concept("C", provider="LLM::complete",
+                  prompt={"user": "u", "facts": {"sev": {"enum": ["low", "high"]}}})
+    never = concept("D", require=["sev"], ensure=["$sev == 'medium'"])
+    fine = concept("E", require=["sev"], ensure=["$sev == 'high'"])
+    report = validate_tree(tree(llm, never, fine))
+    assert found(report) == ([], [("D", "interface-never-fire", "sev")])
+
+
+def test_interface_pass_one_alias_two_meanings() -> None:
+    def llm(cid: str, member: str) -> dict[str, Any]:
+        spec = {"enum": ["a", "b"], "synonyms": {member: ["x"]}}
+        return concept(cid, provider="LLM::complete", prompt={"user": "u", "facts": {"sev": spec}})
+
+    report = validate_tree(tree(llm("S1", "a"), llm("S2", "b")))
+    assert found(report) == ([("S2", "synonym-intent-collision", None)], [])
+
+
+def test_unknown_refs_and_continuous_gates_are_opt_in() -> None:
+    t = tree(concept("E", require=["x", "y"], ensure=["$score > 0.5"]))
+    assert found(validate_tree(t)) == ([], [])
+    report = validate_tree(t, known_facts=["x"], flag_continuous_gates=True)
+    assert found(report) == ([], [("E", "continuous-gate", "score"),
+                                  ("E", "unknown-ref", "score"), ("E", "unknown-ref", "y")])
+    strict = validate_tree(tree(concept("E", require=["x", "y"])), known_facts=["x"],
+                           strict=True)
+    assert found(strict) == ([("E", "unknown-ref", "y")], [])
+
+
+def test_blocked_property_is_an_error() -> None:
+    report = validate_tree(tree(concept("F", ensure=["$x.constructor"])))
+    assert found(report) == ([("F", "blocked-prop", None)], [])
+
+
+def test_each_finding_once_and_messages_name_the_concept() -> None:
+    # the loader and the four-pass validator both see the marker name: reported once
+    marker = validate_tree(tree(concept("Node", require=["x"])))
+    assert found(marker) == ([], [("Node", "engine-marker-name", None)])
+    # the engine's fact-schema check and pass 1 both reject this ring: reported once
+    bad_ring = concept("K", provider="LLM::complete",
+                       prompt={"user": "u", "facts": {"s": {"enum": ["a", "A"]}}})
+    ring = validate_tree(tree(bad_ring))
+    assert [i.kind for i in ring.errors] == ["synonym-ring"]
+    for issue in ring.errors + marker.warnings:
+        assert issue.message.startswith(f"{issue.concept}: ")
+    assert ring.to_json()["errors"][0]["ref"] is None

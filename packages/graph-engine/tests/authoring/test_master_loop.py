@@ -206,3 +206,28 @@ def test_async_forge_and_bad_input() -> None:
     nan_cost = MasterLoop(signature, lambda p, ctx: {"result": 1, "cost": float("nan")})
     with pytest.raises(AuthoringError, match=r"forge\.cost: must be a finite number"):
         nan_cost.solve(P1)
+
+
+def test_a_plain_dict_is_a_live_cache_and_results_must_be_json() -> None:
+    forger = Forger()
+    store: dict[str, Any] = {}
+    loop = MasterLoop(signature, forger.forge, cache=store)  # type: ignore[arg-type]
+    loop.solve(P1)
+    assert store == {loop.key_of(signature(P1)): {"method": "sum", "a": 1}}
+    assert loop.solve(P1).arm == "match"
+    with pytest.raises(AuthoringError, match="cache: must have has/get/set/delete"):
+        MasterLoop(signature, forger.forge, cache=5)  # type: ignore[arg-type]
+    bad = MasterLoop(signature, lambda p, ctx: {"result": {"x": float("nan")}})
+    with pytest.raises(AuthoringError, match=r"forge\.result\.x: must be a finite number"):
+        bad.solve(P1)
+    assert bad.stats.calls == 1 and bad.stats.forge == 0  # nothing was cached or counted
+
+
+def test_folds_reject_malformed_records() -> None:
+    with pytest.raises(AuthoringError, match="records: must be a list of"):
+        fold_records(5)  # type: ignore[arg-type]
+    with pytest.raises(AuthoringError, match="records: must be a list of"):
+        RecordingCache.replay(5)  # type: ignore[arg-type]
+    with pytest.raises(AuthoringError, match=r"records\[0\]\.signature: an indexed solve"):
+        fold_records([(SOLVED, {"arm": "forge", "key": "k", "id": "i", "indexed": True,
+                                "signature": 5})])

@@ -153,3 +153,19 @@ def test_compose_gates_first_reject_wins() -> None:
     assert run_gate(compose_gates(lambda g, p: None), None, {}) is None  # a falsy verdict rejects
     with pytest.raises(AuthoringError, match=r"gates\[0\]: must be callable"):
         compose_gates(3)  # type: ignore[arg-type]
+
+
+def test_seed_vector_with_the_reference_alphabet_object() -> None:
+    # the same vector as test_seed_vector, the alphabet given as the reference's object:
+    # |Σ| = 24 known facts + 1 palette entry + 16 concept names added by mdl_gain = 41
+    alphabet = {"knownFacts": [f"f{i}" for i in range(24)], "palette": ["AI::x"]}
+    g = mdl_gain({"from": "C0", "to": "C1", "count": 5}, _tree(16), [{}] * 30, alphabet,
+                 {"require": ["f0"], "provider": "AI::x"})
+    # ΔL = 2·log2(41) + 4 + 30·(log2(17) − 4) − 20 = −2.661011
+    assert g.delta_l == pytest.approx(-2.661011, abs=1e-6) and g.admit is True
+    # an explicit conceptNames list is kept: {a, b} ∪ {a} = 2
+    assert alphabet_size({"known_facts": ["a", "b"], "conceptNames": ["a"]}) == 2
+    with pytest.raises(AuthoringError, match=r"alphabet\.colors: unknown key"):
+        alphabet_size({"colors": ["red"]})
+    with pytest.raises(AuthoringError, match=r"alphabet\.palette: must be a list of names"):
+        alphabet_size({"palette": "AI::x"})

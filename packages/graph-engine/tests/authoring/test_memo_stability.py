@@ -140,3 +140,8 @@ def test_async_apply_and_memo_diff() -> None:
     d = memo_diff({"a": "1", "b": "2", "c": "3"}, {"a": "1", "b": "9", "d": "4"})
     assert d == MemoDiff(False, (MemoChange("b", "2", "9"),), ("c",), ("d",))
     assert memo_diff({"a": "1"}, {"a": "1", "z": "0"}).stable
+
+
+def test_memo_diff_rejects_a_non_snapshot() -> None:
+    with pytest.raises(AuthoringError, match="after: must be a snapshot object, got int"):
+        memo_diff({"a": "1"}, 5)  # type: ignore[arg-type]

@@ -146,3 +146,8 @@ def test_recall_and_verify_prefers_full_over_score() -> None:
     got2 = recall_and_verify(only_partial, _sig("sum", a=1))
     assert got2 is not None and got2.verdict == Verdict("partial", ("a",), ("op",))
     assert recall_and_verify(RecallIndex(), _sig("sum")) is None
+
+
+def test_decide_rejects_signals_that_are_not_an_object() -> None:
+    with pytest.raises(AuthoringError, match="signals: must be an object, got int"):
+        MountController().decide("x", 5)  # type: ignore[arg-type]

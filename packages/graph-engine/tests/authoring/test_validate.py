@@ -162,3 +162,18 @@ def test_bad_input() -> None:
     for i in range(1, 3000):
         deep = {"_id": f"x{i}", "_name": f"x{i}", "childConcepts": {deep["_id"]: deep}}
     assert validate_concept_tree({"childConcepts": {deep["_id"]: deep}}).ok
+
+
+def test_options_accept_the_reference_names_and_reject_bad_values() -> None:
+    t = tree(c("A", require=["ghost"]))
+    snake = validate_concept_tree(t, known_facts=["x"], strict=True)
+    camel = validate_concept_tree(t, knownFacts=["x"], strict=True)
+    assert kinds(snake.errors) == kinds(camel.errors) == [("A", "unknown-ref")]
+    with pytest.raises(AuthoringError, match=r"opts\.knownFact: unknown option"):
+        validate_concept_tree(t, knownFact=["x"])
+    with pytest.raises(AuthoringError, match=r"opts\.palette: must be a list of names, got str"):
+        validate_concept_tree(t, palette="AI::x")
+    with pytest.raises(AuthoringError, match=r"opts\.known_facts: must be a list of names"):
+        validate_concept_tree(t, known_facts=5)  # type: ignore[arg-type]
+    with pytest.raises(AuthoringError, match=r"opts\.collection_keys\[1\]: must be a string"):
+        validate_concept_tree(t, collection_keys=["steps", 3])  # type: ignore[list-item]

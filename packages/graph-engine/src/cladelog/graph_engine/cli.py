@@ -88,11 +88,20 @@ def run_cmd(scenario: str, out: str | None, session_id: str | None) -> None:
 @click.argument("tree", metavar="TREE")
 @click.option("--palette", "palette", multiple=True, metavar="NS::FN",
               help="A provider name allowed in the tree (repeatable; default: no check).")
-@click.option("--strict", is_flag=True, help="Providers outside the palette are errors.")
+@click.option("--strict", is_flag=True,
+              help="Providers outside the palette and unknown references are errors.")
+@click.option("--known-fact", "known_facts", multiple=True, metavar="KEY",
+              help="A fact the host or seed provides (repeatable); turns on the check that "
+                   "every local reference is produced by a concept or declared.")
+@click.option("--continuous-gates", "continuous_gates", is_flag=True,
+              help="Warn on gates comparing a fact with a fractional literal.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def validate_cmd(tree: str, palette: tuple[str, ...], strict: bool, as_json: bool) -> None:
+def validate_cmd(tree: str, palette: tuple[str, ...], strict: bool,
+                 known_facts: tuple[str, ...], continuous_gates: bool, as_json: bool) -> None:
     """Check a concept tree (JSON/JSONC file, or a concept-set folder).
 
+    Reports the loader's errors and the four passes of SPEC §1.14 (facts and synonym rings,
+    per-concept checks, stratification, interface coherence) as errors and warnings.
     Exit 0 without errors, 1 with errors, 2 when TREE cannot be read.
     """
     import json
@@ -106,7 +115,9 @@ def validate_cmd(tree: str, palette: tuple[str, ...], strict: bool, as_json: boo
         raw = load_tree(tree)
     except (GraphEngineError, OSError, UnicodeDecodeError, RecursionError) as exc:
         _fail_input(ValueError(f"{tree}: cannot read ({exc})"))
-    report = validate_tree(raw, palette=palette or None, strict=strict)
+    report = validate_tree(raw, palette=palette or None, strict=strict,
+                           known_facts=known_facts or None,
+                           flag_continuous_gates=continuous_gates)
     if as_json:
         click.echo(json.dumps(report.to_json(), sort_keys=True, ensure_ascii=False))
     else:

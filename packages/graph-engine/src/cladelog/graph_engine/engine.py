@@ -269,7 +269,7 @@ class Engine:
         self._write_no += 1
         facts = obj.facts
         old = facts.get(key, UNDEFINED)
-        if is_push(value):
+        if type(value) is dict and "__push" in value:  # is_push, inlined
             new = (list(old) if type(old) is list else []) + [value["__push"]]
         else:
             new = value
@@ -470,8 +470,10 @@ class Engine:
                 cid for cid, c in concepts.items() if c.watches))
         watch_ids = watching[1]
         facts = obj.facts
+        waiting = obj.waiting
         stack = list(obj.open)
         new_open: list[str] = []
+        tests: list[tuple[str, Concept]] = []  # open concepts to test, in new_open order
         while stack:
             cid = stack.pop()
             c = concepts.get(cid)
@@ -480,39 +482,37 @@ class Engine:
             if cid in watch_ids and cid not in obj.watches:
                 self._install_watches(obj, c)
             name = c.name
-            if name is None:
-                new_open.append(cid)
-                continue
-            flag = facts.get(name)
-            if flag is None or not (flag is True or present(flag)):
-                new_open.append(cid)
-                continue
-            if obj.mapped.get(name) != cid:
-                self._mark_cast(obj, c)
-            if c.auto_recast:
-                self._cast_queue.append((obj.id, cid, True))
-            if not c.children:
-                continue
-            if c.auto_cast and not self._applicable(obj, c):
-                continue
-            children = c.children
-            if c.enum:
-                listed = set(flag) if type(flag) is list else set()
-                children = tuple(ch for ch in children if ch in listed)
-            stack.extend(children)
-        obj.open = new_open
-        waiting = obj.waiting
-        found: list[Concept] = []
-        for cid in new_open:
-            c = concepts[cid]
+            if name is not None:
+                flag = facts.get(name)
+                if flag is not None and (flag is True or present(flag)):
+                    if obj.mapped.get(name) != cid:
+                        self._mark_cast(obj, c)
+                    if c.auto_recast:
+                        self._cast_queue.append((obj.id, cid, True))
+                    if not c.children:
+                        continue
+                    if c.auto_cast and not self._applicable(obj, c):
+                        continue
+                    children = c.children
+                    if c.enum:
+                        listed = set(flag) if type(flag) is list else set()
+                        children = tuple(ch for ch in children if ch in listed)
+                    stack.extend(children)
+                    continue
+            new_open.append(cid)
+            # the waiting test has no side effect, so it is made here rather than in a
+            # second walk of new_open; the applicability tests still run after the walk
             entry = waiting.get(cid)
-            if entry is not None:
-                if entry[0] is c:  # the same compiled concept (any tree edit rebuilds them)
-                    value = facts.get(entry[1], UNDEFINED)
-                    if value is None or value is UNDEFINED or (type(value) is float
-                                                               and value != value):
-                        continue  # still waiting for the same local fact: cannot apply
-                del waiting[cid]
+            if entry is not None and entry[0] is c:  # the same compiled concept (any tree
+                value = facts.get(entry[1], UNDEFINED)  # edit rebuilds them)
+                if value is None or value is UNDEFINED or (type(value) is float
+                                                           and value != value):
+                    continue  # still waiting for the same local fact: cannot apply
+            tests.append((cid, c))
+        obj.open = new_open
+        found: list[Concept] = []
+        for cid, c in tests:
+            waiting.pop(cid, None)
             if self._applicable(obj, c):
                 found.append(c)
             else:
@@ -567,8 +567,9 @@ class Engine:
     # ------------------------------------------------------------------ cast state
 
     def _mark_cast(self, obj: GraphObject, c: Concept) -> None:
-        self._cast_state(obj, c.name or c.id, c.id)
-        self._emit("cast", {"object": obj.id, "concept": c.id, "at": self._at()})
+        obj.mapped[c.name or c.id] = c.id  # _cast_state, inlined on this hot path
+        if self._sink is not None and not self._replaying:  # no record built for nobody
+            self._sink("cast", {"object": obj.id, "concept": c.id, "at": self._at()})
 
     def _cast_state(self, obj: GraphObject, name: str, cid: str) -> None:
         obj.mapped[name] = cid

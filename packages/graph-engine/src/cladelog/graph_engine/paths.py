@@ -103,17 +103,14 @@ def resolve(
     A trailing empty hop (``originNode:``) yields the facts of the object reached.
     """
     cp = compile_path(path) if isinstance(path, str) else path
-    if start_id is not None:
-        facts = lookup(start_id)
-        current: Any = _Obj(start_id, facts) if facts is not None else None
-    else:
-        current = None
-    if cp.simple and scope is None:
-        if current is None:
+    facts = None if start_id is None else lookup(start_id)
+    if cp.simple and scope is None:  # the common case: one local key, no wrapper object
+        if facts is None:
             return UNDEFINED
         if reads is not None:
-            reads.append((current.id, cp.text))
-        return current.facts.get(cp.text, UNDEFINED)
+            reads.append((start_id, cp.text))  # type: ignore[arg-type]
+        return facts.get(cp.text, UNDEFINED)
+    current: Any = _Obj(start_id, facts) if facts is not None else None  # type: ignore[arg-type]
     last_index = len(cp.parts) - 1
     for index, hops in enumerate(cp.parts):
         # ':' hops: every hop but the last jumps to another object

@@ -39,16 +39,19 @@ def cladelog_add_hookspecs(pluginmanager: Any) -> None:
 
 @hookimpl
 def cladelog_event_types() -> list[Any]:
+    from .authoring.eventlog import LIBRARY_EVENT_TYPES
     from .events import EVENT_TYPES
 
-    return list(EVENT_TYPES)
+    # sessions' engine records, and the authoring method libraries' records
+    return [*EVENT_TYPES, *LIBRARY_EVENT_TYPES]
 
 
 @hookimpl
 def cladelog_projections() -> list[Any]:
+    from .authoring.eventlog import LIBRARIES
     from .projections import SESSIONS
 
-    return [SESSIONS]
+    return [SESSIONS, LIBRARIES]
 
 
 @hookimpl

@@ -1,40 +1,56 @@
-"""Static checks of a concept tree (the structural part of SPEC §1.14 ``validateConceptTree``).
+"""Static checks of a concept tree: the loader's checks plus the four-pass validator.
 
 :func:`validate_tree` never raises on a bad tree: it returns every problem it finds as an
 :class:`Issue` (``errors`` and ``warnings``). A tree the engine cannot load at all gives one
-``load`` error naming the path. Checks: the loader's own errors and warnings (Q2 method
-calls, ``Node``/``Segment`` marker names), concepts without ``_name`` (``no-name``),
-providers outside a palette (``provider-not-in-palette``, an error under ``strict``),
-references to prose facts (``prose-dependency``), invalid ``prompt.facts`` synonym rings
-(``synonym-ring``), and bare references to collection keys (``aggregating-dependency``).
+``load`` error naming the path and nothing else. A loadable tree gets, in this order:
+
+1. everything the four-pass validator of SPEC §1.14 finds
+   (:func:`cladelog.graph_engine.authoring.validate_concept_tree`: ``no-name``,
+   ``provider-not-in-palette``, ``blocked-prop``, ``unparseable``, ``prose-dependency``,
+   ``aggregating-dependency``, ``synonym-ring``, ``engine-marker-name``, opt-in
+   ``continuous-gate`` and ``unknown-ref``, ``unstratified-cycle``,
+   ``interface-never-fire``, ``synonym-intent-collision``);
+2. what only the engine checks: the loader's ``method-in-token`` warnings (Q2),
+   ``cleaner``/``onCast`` providers outside the palette, and ``prompt.facts`` schemas the
+   LLM provider would refuse (``synonym-ring``, unless pass 1 already reported one for
+   that concept).
+
+Each issue names its concept (``_name``, else ``_id``, else its key; ``tree`` for the
+container) and its message starts with that name.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Final
 
 import attrs
 
 from .errors import GraphEngineError
 
-__all__ = ["Issue", "ValidationReport", "references", "validate_tree"]
+__all__ = ["COLLECTION_KEYS", "Issue", "ValidationReport", "ref_key", "references",
+           "validate_tree"]
 
 _TOKEN: Final = re.compile(r"\$\$?[A-Za-z_][\w.:$]*", re.ASCII)
+#: Collection keys whose bare reference is an ``aggregating-dependency`` warning.
 COLLECTION_KEYS: Final = ("expandedInto", "answeredBy", "children", "steps")
 
 
 @attrs.frozen
 class Issue:
-    """One finding: the concept id (or ``tree``), a kind and a one-line message."""
+    """One finding: the concept (or ``tree``), a kind, a one-line message and, when the
+    finding is about one reference, that reference path."""
 
     concept: str
     kind: str
     message: str
+    ref: str | None = None
 
-    def to_json(self) -> dict[str, str]:
-        return {"concept": self.concept, "kind": self.kind, "message": self.message}
+    def to_json(self) -> dict[str, Any]:
+        """``{"concept", "kind", "message", "ref"}``."""
+        return {"concept": self.concept, "kind": self.kind, "message": self.message,
+                "ref": self.ref}
 
 
 @attrs.frozen
@@ -46,9 +62,11 @@ class ValidationReport:
 
     @property
     def ok(self) -> bool:
+        """True when there is no error."""
         return not self.errors
 
     def to_json(self) -> dict[str, Any]:
+        """``{"ok", "errors", "warnings"}`` with each issue as :meth:`Issue.to_json`."""
         return {"ok": self.ok, "errors": [i.to_json() for i in self.errors],
                 "warnings": [i.to_json() for i in self.warnings]}
 
@@ -80,22 +98,46 @@ def ref_key(path: str) -> tuple[str, bool]:
     return parts[0], len(parts) > 1
 
 
-def _walk(node: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    kids = node.get("childConcepts")
-    if type(kids) is not dict:
-        return
-    for key, child in kids.items():
-        if type(child) is dict:
-            yield str(key), child
-            yield from _walk(child)
+def _label(schema: Mapping[str, Any], key: str | None) -> str:
+    # the four-pass validator's naming of a concept, so that both halves agree
+    name = schema.get("_name") or schema.get("_id") or key
+    return str(name) if name is not None else "<root>"
 
 
 def _provider_name(value: Any) -> str | None:
-    if type(value) is str:
-        return value
-    if type(value) is list and value and type(value[0]) is str:
-        return str(value[0])
-    return None
+    first = value[0] if type(value) is list and value else value
+    return first if type(first) is str else None
+
+
+def _issue(concept: str, kind: str, message: str, ref: str | None = None) -> Issue:
+    prefix = f"{concept}: "
+    return Issue(concept, kind, message if message.startswith(prefix) else prefix + message,
+                 ref)
+
+
+def _engine_checks(raw: Mapping[str, Any], palette: Collection[str] | None, strict: bool,
+                   ring_reported: set[str], errors: list[Issue],
+                   warnings: list[Issue]) -> None:
+    """Pass 2 of the module docstring: what the four-pass validator does not look at."""
+    from .authoring import iter_concepts
+    from .canon import compile_fact_schema
+
+    for schema, key in iter_concepts(raw):
+        label = _label(schema, key)
+        if palette is not None:
+            for role in ("cleaner", "onCast"):
+                pname = _provider_name(schema.get(role))
+                if pname is not None and pname not in palette:
+                    issue = _issue(label, "provider-not-in-palette",
+                                   f"{role} {pname!r} is not in the palette", pname)
+                    (errors if strict else warnings).append(issue)
+        prompt = schema.get("prompt")
+        facts = prompt.get("facts") if isinstance(prompt, Mapping) else None
+        if facts is not None and label not in ring_reported:
+            try:
+                compile_fact_schema(facts, "prompt.facts")
+            except GraphEngineError as exc:
+                errors.append(_issue(label, "synonym-ring", str(exc)))
 
 
 def validate_tree(
@@ -104,54 +146,40 @@ def validate_tree(
     palette: Collection[str] | None = None,
     strict: bool = False,
     collection_keys: Collection[str] = COLLECTION_KEYS,
+    known_facts: Iterable[str] | None = None,
+    flag_continuous_gates: bool = False,
 ) -> ValidationReport:
-    """Check a raw root container; see the module docstring for the checks."""
-    from .canon import compile_fact_schema
+    """Load ``raw`` (a root container) as the engine would, then run every static check.
+
+    ``palette`` (provider names allowed; None: no check) and ``strict`` (palette and
+    unknown-reference findings become errors) are passed to the four-pass validator with
+    ``collection_keys``, ``known_facts`` (declared facts: turns on ``unknown-ref``) and
+    ``flag_continuous_gates``. See the module docstring for what is reported. Bad options
+    (not bad trees) raise the validator's :class:`~cladelog.graph_engine.authoring.AuthoringError`
+    (a ``ValueError``).
+    """
+    from .authoring import validate_concept_tree
     from .tree import build_tree
 
-    errors: list[Issue] = []
-    warnings: list[Issue] = []
     try:
         compiled = build_tree(raw, None)
     except GraphEngineError as exc:
         return ValidationReport((Issue("tree", "load", str(exc)),), ())
     except RecursionError:
         return ValidationReport((Issue("tree", "load", "tree: nested too deeply"),), ())
+    try:
+        found = validate_concept_tree(
+            raw, palette=palette, strict=strict, known_facts=known_facts,
+            flag_continuous_gates=flag_continuous_gates, collection_keys=collection_keys)
+    except RecursionError:  # a loadable tree should never get here
+        return ValidationReport((Issue("tree", "load", "tree: nested too deeply"),), ())
+    errors = [_issue(f.concept, f.kind, f.message, f.ref) for f in found.errors]
+    warnings = [_issue(f.concept, f.kind, f.message, f.ref) for f in found.warnings]
     for text in compiled.warnings:
-        kind = "engine-marker-name" if "treated as cast" in text else "method-in-token"
-        warnings.append(Issue(text.split(":", 1)[0].removeprefix("tree."), kind, text))
-    concepts = list(_walk(raw))
-    prose: dict[str, str] = {}
-    for cid, schema in concepts:
-        name = schema.get("_name")
-        prompt = schema.get("prompt")
-        if type(name) is str and type(prompt) is dict:
-            prose_key = prompt.get("prose") if type(prompt.get("prose")) is str else None
-            prose[prose_key or f"{name}Prose"] = cid
-            prose[f"{name}CanonMiss"] = cid
-            facts = prompt.get("facts")
-            if facts is not None:
-                try:
-                    compile_fact_schema(facts, f"{cid}.prompt.facts")
-                except GraphEngineError as exc:
-                    errors.append(Issue(cid, "synonym-ring", str(exc)))
-    for cid, schema in concepts:
-        if type(schema.get("_name")) is not str:
-            errors.append(Issue(cid, "no-name", f"{cid}: has no _name, so it never flags itself"))
-        if palette is not None:
-            for role in ("provider", "cleaner", "onCast"):
-                pname = _provider_name(schema.get(role))
-                if pname is not None and pname not in palette:
-                    issue = Issue(cid, "provider-not-in-palette",
-                                  f"{cid}.{role}: {pname!r} is not in the palette")
-                    (errors if strict else warnings).append(issue)
-        for path, _is_require in references(schema):
-            key, has_member = ref_key(path)
-            if key in prose:
-                errors.append(Issue(cid, "prose-dependency",
-                                    f"{cid}: depends on prose fact {key!r} of {prose[key]!r}"))
-            elif key in collection_keys and not has_member:
-                warnings.append(Issue(cid, "aggregating-dependency",
-                                      f"{cid}: bare reference to collection {key!r}; "
-                                      f"read a member such as {key}.length"))
+        if "treated as cast" in text:
+            continue  # the four-pass validator reports it as engine-marker-name
+        warnings.append(Issue(text.split(":", 1)[0].removeprefix("tree."), "method-in-token",
+                              text))
+    ring_reported = {f.concept for f in found.errors if f.kind == "synonym-ring"}
+    _engine_checks(raw, palette, strict, ring_reported, errors, warnings)
     return ValidationReport(tuple(errors), tuple(warnings))

@@ -9,7 +9,8 @@ Each module has one job; this package re-exports their public API:
 - :mod:`.mount` — the mount-regime policy;
 - :mod:`.recall` — fuzzy recall plus typed verification of methods;
 - :mod:`.master_loop` — the cost-ordered solve ladder, its caches and records;
-- :mod:`.projection` — the pure fold of the master loop's records.
+- :mod:`.projection` — the pure fold of the master loop's records;
+- :mod:`.eventlog` — those records as cladelog events, and the library rebuilt from the log.
 """
 
 from .cache import (
@@ -20,6 +21,14 @@ from .cache import (
     RecordingCache,
 )
 from .errors import AuthoringError, MemoStabilityError
+from .eventlog import (
+    LIBRARIES,
+    LIBRARY_EVENT_TYPES,
+    LibraryLog,
+    library_records,
+    library_state,
+    library_stream,
+)
 from .loop import (
     SegmentView,
     asynthesize,
@@ -79,7 +88,10 @@ from .mount import (
 from .projection import (
     LibraryState,
     apply_record,
+    apply_record_in_place,
+    empty_library,
     fold_records,
+    library_of,
 )
 from .recall import (
     RecallHit,
@@ -106,6 +118,8 @@ __all__ = [
     "CACHE_SET",
     "DEFAULT_COLLECTION_KEYS",
     "DRIFTED",
+    "LIBRARIES",
+    "LIBRARY_EVENT_TYPES",
     "SOLVED",
     "Alphabet",
     "AuthoringError",
@@ -115,6 +129,7 @@ __all__ = [
     "ForgeContext",
     "Forged",
     "GateVerdict",
+    "LibraryLog",
     "LibraryState",
     "MasterLoop",
     "MasterLoopStats",
@@ -142,6 +157,7 @@ __all__ = [
     "aassert_memo_stable",
     "alphabet_size",
     "apply_record",
+    "apply_record_in_place",
     "assert_memo_stable",
     "asynthesize",
     "class_id",
@@ -152,8 +168,13 @@ __all__ = [
     "cosine",
     "default_rollup",
     "each_concept",
+    "empty_library",
     "fold_records",
     "iter_concepts",
+    "library_of",
+    "library_records",
+    "library_state",
+    "library_stream",
     "loop_concept_tree",
     "loop_provider_kind",
     "make_decompose_providers",

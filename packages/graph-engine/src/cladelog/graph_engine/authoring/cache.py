@@ -8,8 +8,8 @@ restarts and replays; the log wiring itself is a plugin's job (the sink).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, Protocol, runtime_checkable
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from typing import Any, Final, Protocol, cast, runtime_checkable
 
 from ._util import canon
 from .errors import AuthoringError
@@ -17,9 +17,11 @@ from .errors import AuthoringError
 __all__ = [
     "CACHE_DELETED",
     "CACHE_SET",
+    "MappingCache",
     "MemoryCache",
     "MethodCache",
     "RecordingCache",
+    "as_method_cache",
 ]
 
 CACHE_SET: Final = "authoring.cache_set"
@@ -75,6 +77,41 @@ class MemoryCache:
         return len(self._items)
 
 
+class MappingCache:
+    """A :class:`MethodCache` over a caller's mutable mapping (a plain ``dict`` works),
+    which stays live: the loop's writes land in it."""
+
+    def __init__(self, items: MutableMapping[str, Any]) -> None:
+        self._items = items
+
+    def has(self, key: str) -> bool:
+        """True when ``key`` is cached."""
+        return key in self._items
+
+    def get(self, key: str) -> Any:
+        """The cached value (None when absent)."""
+        return self._items.get(key)
+
+    def set(self, key: str, value: Any) -> None:
+        """Cache ``value`` under ``key``."""
+        self._items[key] = value
+
+    def delete(self, key: str) -> None:
+        """Forget ``key``."""
+        self._items.pop(key, None)
+
+
+def as_method_cache(cache: Any, path: str = "cache") -> MethodCache:
+    """``cache`` itself when it has ``has/get/set/delete``, a :class:`MappingCache` over a
+    mutable mapping; anything else is an :class:`AuthoringError`."""
+    if all(callable(getattr(cache, name, None)) for name in ("has", "get", "set", "delete")):
+        return cast(MethodCache, cache)
+    if isinstance(cache, MutableMapping):
+        return MappingCache(cache)
+    raise AuthoringError(f"{path}: must have has/get/set/delete or be a mutable mapping, got "
+                         f"{type(cache).__name__}")
+
+
 class RecordingCache(MemoryCache):
     """A cache whose writes are records ``(CACHE_SET, {key, value})`` and
     ``(CACHE_DELETED, {key})`` handed to ``sink``; values must be JSON."""
@@ -107,6 +144,9 @@ class RecordingCache(MemoryCache):
                sink: Sink | None = None) -> RecordingCache:
         """Rebuild a cache from records (other record types are skipped); ``sink`` is
         attached afterwards for live use."""
+        if isinstance(records, str | bytes | Mapping) or not isinstance(records, Iterable):
+            raise AuthoringError(f"records: must be a list of (type, data) pairs, got "
+                                 f"{type(records).__name__}")
         items: dict[str, Any] = {}
         for pos, record in enumerate(records):
             if not isinstance(record, tuple | list) or len(record) != 2:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Callable, Generator, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -32,6 +32,9 @@ from ..engine import Engine, Provider, ProviderCall
 from ..errors import ScenarioError
 from ._util import error_text, js_string, resolve_sync
 from .errors import AuthoringError
+
+if TYPE_CHECKING:
+    from ..sessions import Session
 
 __all__ = [
     "AnswerFn",
@@ -345,16 +348,30 @@ def _write_answer(engine: Engine, seg: SegmentView, answer: Any, error: str | No
     engine.mutate(tpl, seg.id)
 
 
-def synthesize(engine: Engine, root_id: str, rollup_fn: RollupFn | None = None) -> Any:
+def _target(graph: Any) -> tuple[Engine, Any]:
+    """``(engine, owner)``: an :class:`Engine`, or a recorded session and its engine."""
+    if isinstance(graph, Engine):
+        return graph, graph
+    engine = getattr(graph, "engine", None)
+    if isinstance(engine, Engine) and callable(getattr(graph, "settle", None)):
+        return engine, graph
+    raise AuthoringError(f"engine: must be an Engine or a Session, got {type(graph).__name__}")
+
+
+def synthesize(engine: Engine | Session, root_id: str,
+               rollup_fn: RollupFn | None = None) -> Any:
     """The deterministic synthesis regime: a sequential post-order walk from ``root_id``.
 
     Every expanded segment gets ``{answer: rollup_fn(segment, child answers),
-    Synthesized: true}`` through a host mutation (so it is in the log), leaves keep the
-    answer of their ``Answer`` concept, the engine is settled, and the root answer returned.
-    An awaitable rollup result is run to completion (use :func:`asynthesize` inside an event
-    loop); a rollup that raises gives ``"(error)"`` plus ``llmError``.
+    Synthesized: true}`` through a host mutation, leaves keep the answer of their
+    ``Answer`` concept, the engine is settled, and the root answer returned. Given a
+    recorded :class:`~cladelog.graph_engine.Session`, the session is settled, so the
+    answers are appended to the log. An awaitable rollup result is run to completion (use
+    :func:`asynthesize` inside an event loop); a rollup that raises gives ``"(error)"``
+    plus ``llmError``.
     """
     fn = rollup_fn or default_rollup
+    engine, owner = _target(engine)
     walk = _synthesis(engine, root_id)
     try:
         seg, kids = next(walk)
@@ -368,13 +385,15 @@ def synthesize(engine: Engine, root_id: str, rollup_fn: RollupFn | None = None) 
             _write_answer(engine, seg, answer, error)
             seg, kids = walk.send(answer)
     except StopIteration as stop:
-        engine.settle()
+        owner.settle()
         return stop.value
 
 
-async def asynthesize(engine: Engine, root_id: str, rollup_fn: RollupFn | None = None) -> Any:
+async def asynthesize(engine: Engine | Session, root_id: str,
+                      rollup_fn: RollupFn | None = None) -> Any:
     """:func:`synthesize` for use inside an event loop (``rollup_fn`` may be async)."""
     fn = rollup_fn or default_rollup
+    engine, owner = _target(engine)
     walk = _synthesis(engine, root_id)
     try:
         seg, kids = next(walk)
@@ -387,7 +406,7 @@ async def asynthesize(engine: Engine, root_id: str, rollup_fn: RollupFn | None =
             _write_answer(engine, seg, answer, error)
             seg, kids = walk.send(answer)
     except StopIteration as stop:
-        await engine.asettle()
+        await owner.asettle()
         return stop.value
 
 

@@ -24,7 +24,7 @@ from typing import Any, Final
 import attrs
 
 from ._util import canon, digest, resolve_sync
-from .cache import MemoryCache, MethodCache
+from .cache import MemoryCache, MethodCache, as_method_cache
 from .errors import AuthoringError
 from .mount import ESCALATE, INSTANCE, MountController
 from .recall import RecallIndex, VerifiedCandidate, normalize_signature, recall_and_verify
@@ -105,6 +105,16 @@ _STAT_OF_ARM: Final = {"escalate": "escalate", "match": "match", "recall-full": 
                        "recall-partial": "recall_partial", "forge": "forge"}
 
 
+def _identify(raw: Any, path: str) -> tuple[dict[str, Any], str, str]:
+    """``(signature, key, class id)`` of a raw signature, canonicalizing each part once."""
+    if not isinstance(raw, Mapping) or "structure" not in raw:
+        raise AuthoringError(f"{path}: must be an object with a 'structure' member")
+    sig = {"structure": raw["structure"], "content": raw.get("content", {})}
+    s_text = canon(sig["structure"], f"{path}.structure")
+    c_text = canon(sig["content"], f"{path}.content")
+    return sig, digest({"s": s_text, "c": c_text}), digest({"s": s_text})
+
+
 def signature_key(sig: Mapping[str, Any]) -> str:
     """``digest({s: canon(structure), c: canon(content)})``: the exact-match cache key."""
     return digest({"s": canon(sig["structure"]), "c": canon(sig.get("content", {}))})
@@ -128,6 +138,7 @@ def _forged(value: Any, where: str) -> Forged:
         raise AuthoringError(f"{where}.cost: must be a finite number, got {cost!r}")
     if out.signals is not None and not isinstance(out.signals, Mapping):
         raise AuthoringError(f"{where}.signals: must be an object")
+    canon(out.result, f"{where}.result")  # results are cached and recorded: JSON only
     return out
 
 
@@ -156,7 +167,7 @@ class MasterLoop:
         self._signature = signature
         self._forge = forge
         self._re_forge = re_forge or (lambda problem, cand, keys, ctx: forge(problem, ctx))
-        self.cache: MethodCache = cache if cache is not None else MemoryCache()
+        self.cache: MethodCache = MemoryCache() if cache is None else as_method_cache(cache)
         self.index = index if index is not None else RecallIndex()
         self.mount = mount if mount is not None else MountController()
         self.recall_k = recall_k
@@ -173,6 +184,28 @@ class MasterLoop:
     def stats(self) -> MasterLoopStats:
         """A snapshot of the counters."""
         return MasterLoopStats(cost=self._cost, **self._counts)
+
+    def hits(self) -> dict[str, tuple[int, int]]:
+        """``{method class id: (hits, solves)}``."""
+        return {mid: (h[0], h[1]) for mid, h in self._hits.items()}
+
+    def restore_counters(self, stats: MasterLoopStats,
+                         hits: Mapping[str, tuple[int, int]]) -> None:
+        """Continue counting from a projected library (its stats and per-class hits), so a
+        restarted loop computes the same hit rates, hence the same regimes, as one that
+        never stopped. Emits nothing."""
+        if not isinstance(stats, MasterLoopStats):
+            raise AuthoringError(f"stats: must be MasterLoopStats, got {type(stats).__name__}")
+        counts = attrs.asdict(stats)
+        self._cost = counts.pop("cost")
+        self._counts = counts
+        restored: dict[str, list[int]] = {}
+        for mid, pair in hits.items():
+            if (not isinstance(pair, tuple | list) or len(pair) != 2
+                    or not all(isinstance(n, int) and not isinstance(n, bool) for n in pair)):
+                raise AuthoringError(f"hits.{mid}: must be a (hits, solves) pair of integers")
+            restored[str(mid)] = [pair[0], pair[1]]
+        self._hits = restored
 
     def key_of(self, sig: Mapping[str, Any]) -> str:
         """The exact-match cache key of a signature."""
@@ -212,8 +245,7 @@ class MasterLoop:
 
     def _ladder(self, problem: Any) -> Generator[Any, Any, SolveResult]:
         """The solve logic; yields a forge call's raw return and receives its value."""
-        sig = normalize_signature(self._signature(problem), "signature(problem)")
-        key, mid = signature_key(sig), class_id(sig)
+        sig, key, mid = _identify(self._signature(problem), "signature(problem)")
         self._counts["calls"] += 1
         arm: str
         result: Any
@@ -288,8 +320,7 @@ class MasterLoop:
     def drift(self, problem: Any) -> DriftResult:
         """A premise changed: drop the method from the cache and the recall index and record
         a deopt (the regime descends toward escalate)."""
-        sig = normalize_signature(self._signature(problem), "signature(problem)")
-        key, mid = signature_key(sig), class_id(sig)
+        sig, key, mid = _identify(self._signature(problem), "signature(problem)")
         self.cache.delete(key)
         self.index.remove(sig)
         deopts = self.mount.record_deopt(mid)

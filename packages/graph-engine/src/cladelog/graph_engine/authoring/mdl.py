@@ -32,6 +32,7 @@ __all__ = [
     "MdlGain",
     "RankedChain",
     "alphabet_size",
+    "as_alphabet",
     "compose_gates",
     "concept_count_of",
     "corpus_bits",
@@ -55,7 +56,32 @@ class Alphabet:
     palette: tuple[str, ...] = ()
 
 
-AlphabetLike = Alphabet | int | float | None
+AlphabetLike = Alphabet | Mapping[str, Any] | int | float | None
+
+_ALPHABET_KEYS = {"knownFacts": "known_facts", "known_facts": "known_facts",
+                  "conceptNames": "concept_names", "concept_names": "concept_names",
+                  "palette": "palette"}
+
+
+def as_alphabet(value: Any) -> Alphabet | float | None:
+    """An :class:`Alphabet` from the reference's ``{knownFacts, conceptNames, palette}``
+    object (snake_case keys work too); a number or None is returned unchanged."""
+    if not isinstance(value, Mapping):
+        return value if value is None or isinstance(value, Alphabet) else _number(
+            value, "alphabet")
+    fields: dict[str, tuple[str, ...]] = {}
+    for key, names in value.items():
+        target = _ALPHABET_KEYS.get(key)
+        if target is None:
+            raise AuthoringError(f"alphabet.{key}: unknown key (knownFacts, conceptNames, "
+                                 "palette)")
+        if names is None and target == "concept_names":
+            continue
+        if isinstance(names, str) or not isinstance(names, list | tuple) or not all(
+                isinstance(n, str) for n in names):
+            raise AuthoringError(f"alphabet.{key}: must be a list of names")
+        fields[target] = tuple(names)
+    return Alphabet(**fields)
 
 
 @attrs.frozen
@@ -115,6 +141,7 @@ def _number(value: Any, path: str) -> float:
 
 def alphabet_size(alphabet: AlphabetLike) -> float:
     """``max(2, a)`` for a number, ``max(2, |known ∪ concepts ∪ palette|)`` for a set; 2 if None."""
+    alphabet = as_alphabet(alphabet)
     if alphabet is None:
         return 2
     if isinstance(alphabet, Alphabet):
@@ -171,6 +198,7 @@ def mdl_gain(chain: Mapping[str, Any], tree: Any, records: Sized,
     names = _names(tree)
     n = len(names)
     r = len(records)
+    alphabet = as_alphabet(alphabet)
     if isinstance(alphabet, Alphabet) and alphabet.concept_names is None:
         alphabet = attrs.evolve(alphabet, concept_names=tuple(names))
     log_sigma = math.log2(alphabet_size(alphabet))

@@ -149,6 +149,10 @@ class MemoDiff:
 
 def memo_diff(before: Mapping[str, str], after: Mapping[str, str]) -> MemoDiff:
     """Compare two snapshots."""
+    for name, snap in (("before", before), ("after", after)):
+        if not isinstance(snap, Mapping):
+            raise AuthoringError(f"{name}: must be a snapshot object, got "
+                                 f"{type(snap).__name__}")
     changed = tuple(MemoChange(k, before[k], after[k]) for k in before
                     if k in after and after[k] != before[k])
     removed = tuple(k for k in before if k not in after)

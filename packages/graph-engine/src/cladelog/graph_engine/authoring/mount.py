@@ -162,6 +162,8 @@ class MountController:
 
     def decide(self, mid: str, signals: Mapping[str, Any] | None = None) -> MountDecision:
         """Classify with the stored deopt count and regime, store and return the result."""
+        if signals is not None and not isinstance(signals, Mapping):
+            raise AuthoringError(f"signals: must be an object, got {type(signals).__name__}")
         s = self.state_of(mid)
         merged = {**(signals or {}), "deopt_count": s.deopt_count}
         regime, reason = _reason(merged, s.regime, self.thresholds)

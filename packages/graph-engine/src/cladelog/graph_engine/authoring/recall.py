@@ -79,16 +79,22 @@ def token_embedding(sig: Any) -> Embedding:
     return dict(out)
 
 
-def cosine(a: Embedding, b: Embedding) -> float:
-    """Cosine similarity of two sparse vectors (0 when either is empty)."""
+def _norm(a: Embedding) -> float:
+    return math.sqrt(sum(v * v for v in a.values()))
+
+
+def _cosine(a: Embedding, na: float, b: Embedding, nb: float) -> float:
+    if na == 0 or nb == 0:
+        return 0.0
     if len(b) < len(a):
         a, b = b, a
     dot = sum(v * b.get(k, 0.0) for k, v in a.items())
-    na = math.sqrt(sum(v * v for v in a.values()))
-    nb = math.sqrt(sum(v * v for v in b.values()))
-    if na == 0 or nb == 0:
-        return 0.0
     return dot / (na * nb)
+
+
+def cosine(a: Embedding, b: Embedding) -> float:
+    """Cosine similarity of two sparse vectors (0 when either is empty)."""
+    return _cosine(a, _norm(a), b, _norm(b))
 
 
 @attrs.frozen
@@ -124,6 +130,7 @@ class _Entry:
     canon: str
     method: Any
     vector: Embedding
+    norm: float
 
 
 class RecallIndex:
@@ -137,17 +144,23 @@ class RecallIndex:
     def add(self, sig: Any, method: Any) -> None:
         """Store ``method`` under signature ``sig``."""
         norm = normalize_signature(sig)
-        self._entries.append(_Entry(norm, canon(norm), method, self._embed(norm)))
+        vector = self._embed(norm)
+        self._entries.append(_Entry(norm, canon(norm), method, vector, _norm(vector)))
 
     def recall(self, sig: Any, k: int = 3) -> list[RecallHit]:
         """The top ``k`` entries by similarity, descending; ties keep insertion order."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise AuthoringError(f"k: must be a non-negative integer, got {k!r}")
         query = self._embed(normalize_signature(sig))
-        scored = [RecallHit(e.signature, e.method, self._sim(query, e.vector))
-                  for e in self._entries]
-        scored.sort(key=lambda h: -h.score)  # sort is stable: ties keep insertion order
-        return scored[:k]
+        entries = self._entries
+        if self._sim is cosine:  # the default: entry norms are computed once, at add
+            qn = _norm(query)
+            scores = [_cosine(query, qn, e.vector, e.norm) for e in entries]
+        else:
+            scores = [self._sim(query, e.vector) for e in entries]
+        order = sorted(range(len(entries)), key=lambda i: -scores[i])  # stable on ties
+        return [RecallHit(entries[i].signature, entries[i].method, scores[i])
+                for i in order[:k]]
 
     def remove(self, sig: Any) -> int:
         """Delete the entries whose whole signature canonicalizes like ``sig``; return how many."""

@@ -39,6 +39,7 @@ from .refs import (
 
 __all__ = [
     "DEFAULT_COLLECTION_KEYS",
+    "OPTION_ALIASES",
     "ConceptValidationError",
     "Finding",
     "RefKey",
@@ -415,6 +416,31 @@ def _tarjan(edges: list[dict[int, bool]]) -> list[list[int]]:
     return out
 
 
+#: The reference's option names (camelCase), accepted as aliases of the keyword arguments.
+OPTION_ALIASES: Final = {
+    "knownFacts": "known_facts", "flagContinuousGates": "flag_continuous_gates",
+    "continuousExempt": "continuous_exempt", "collectionKeys": "collection_keys",
+    "skipStratification": "skip_stratification",
+    "skipInterfaceCoherence": "skip_interface_coherence",
+}
+_NAME_OPTIONS: Final = ("palette", "known_facts", "continuous_exempt", "collection_keys")
+
+
+def _name_set(value: Any, field: str, allow_none: bool) -> set[str] | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise AuthoringError(f"opts.{field}: must be a list of names, got "
+                             f"{type(value).__name__}")
+    out: set[str] = set()
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise AuthoringError(f"opts.{field}[{i}]: must be a string, got "
+                                 f"{type(item).__name__}")
+        out.add(item)
+    return out
+
+
 def validate_concept_tree(
     tree: Any,
     *,
@@ -426,22 +452,37 @@ def validate_concept_tree(
     collection_keys: Iterable[str] = DEFAULT_COLLECTION_KEYS,
     skip_stratification: bool = False,
     skip_interface_coherence: bool = False,
+    **aliases: Any,
 ) -> ValidationResult:
-    """Run the four passes over a raw concept tree and return its errors and warnings."""
+    """Run the four passes over a raw concept tree and return its errors and warnings.
+
+    The reference's camelCase option names (``knownFacts``, ``skipStratification``…, see
+    :data:`OPTION_ALIASES`) are accepted too, so a conformance vector's ``opts`` object can
+    be passed as ``**opts``; an unknown option is an :class:`AuthoringError`.
+    """
     if not isinstance(tree, Mapping):
         raise AuthoringError(f"tree: must be an object, got {type(tree).__name__}")
     opts: dict[str, Any] = {
-        "palette": None if palette is None else set(palette), "strict": strict,
-        "known_facts": None if known_facts is None else set(known_facts),
+        "palette": palette, "strict": strict, "known_facts": known_facts,
         "flag_continuous_gates": flag_continuous_gates,
-        "continuous_exempt": set(continuous_exempt), "collection_keys": set(collection_keys),
+        "continuous_exempt": continuous_exempt, "collection_keys": collection_keys,
+        "skip_stratification": skip_stratification,
+        "skip_interface_coherence": skip_interface_coherence,
     }
+    for name, value in aliases.items():
+        target = OPTION_ALIASES.get(name)
+        if target is None:
+            raise AuthoringError(f"opts.{name}: unknown option (known: "
+                                 f"{', '.join(sorted(opts))})")
+        opts[target] = value
+    for name in _NAME_OPTIONS:
+        opts[name] = _name_set(opts[name], name, name in ("palette", "known_facts"))
     v = _Validator(tree, opts)
     v.collect()
     v.per_concept()
-    if not skip_stratification:
+    if not opts["skip_stratification"]:
         v.stratify()
-    if not skip_interface_coherence:
+    if not opts["skip_interface_coherence"]:
         v.interfaces()
     return ValidationResult(tuple(v.errors), tuple(v.warnings))
 
