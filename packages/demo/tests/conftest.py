@@ -39,6 +39,32 @@ def event_hashes(config: Path, tmp: Path) -> list[str]:
     return [json.loads(line)["hash"] for line in out.read_text().splitlines() if line]
 
 
+def cut_log(demo_dir: Path, tmp_path: Path, last: int) -> Path:
+    """A copy of the demo's log up to position ``last`` (history as it stood then).
+
+    Returns the new deployment file (all four plugins, its own SQLite store).
+    """
+    from cladelog.core import Deployment, DeploymentConfig
+    from cladelog.core.store.base import event_from_json
+
+    export = tmp_path / "all.jsonl"
+    if not export.exists():
+        done = cladelog("--config", str(demo_dir / "cladelog.toml"), "export", str(export))
+        assert done.exit_code == 0, done.output
+    lines = [json.loads(x) for x in export.read_text().splitlines() if x]
+    kept = [event_from_json(doc, f"line {doc['position']}") for doc in lines
+            if doc["position"] <= last]
+    cut = tmp_path / f"cut-{last}"
+    cut.mkdir()
+    cfg = DeploymentConfig.from_dict(
+        {"store": "log.sqlite3", "plugins": ["fork-score", "receipts", "lawv", "graph-engine"]},
+        path=cut / "cladelog.toml")
+    (cut / "cladelog.toml").write_text(cfg.to_toml("log.sqlite3"))
+    with Deployment(cfg, create=True) as dep:
+        dep.store.import_events(kept)
+    return cut / "cladelog.toml"
+
+
 @pytest.fixture(scope="session")
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo with seed 1 in the small configuration, run once for the whole session."""
@@ -75,3 +101,9 @@ def replayed() -> Callable[[Path], dict[str, Any]]:
 @pytest.fixture
 def hashes() -> Callable[[Path, Path], list[str]]:
     return event_hashes
+
+
+@pytest.fixture
+def cut() -> Callable[[Path, Path, int], Path]:
+    """``cut(demo_dir, tmp_path, last)``: the demo's log up to ``last`` in a new deployment."""
+    return cut_log

@@ -74,40 +74,18 @@ def _halt_candidate(states: dict[str, Any]) -> str:
     return sorted(r["branch_id"] for r in rows if r["verdict"] == "ACCEPT")[0]
 
 
-def _cut(demo_dir: Path, cli: Cli, tmp_path: Path, last: int) -> Path:
-    """A copy of the demo's log up to position ``last``: history as it stood then."""
-    from cladelog.core import Deployment, DeploymentConfig
-    from cladelog.core.store.base import event_from_json
-
-    export = tmp_path / "all.jsonl"
-    if not export.exists():
-        done = cli("--config", str(demo_dir / "cladelog.toml"), "export", str(export))
-        assert done.exit_code == 0, done.output
-    lines = [json.loads(x) for x in export.read_text().splitlines() if x]
-    kept = [event_from_json(doc, f"line {doc['position']}") for doc in lines
-            if doc["position"] <= last]
-    cut = tmp_path / f"cut-{last}"
-    cut.mkdir()
-    cfg = DeploymentConfig.from_dict(
-        {"store": "log.sqlite3", "plugins": ["fork-score", "receipts", "lawv", "graph-engine"]},
-        path=cut / "cladelog.toml")
-    (cut / "cladelog.toml").write_text(cfg.to_toml("log.sqlite3"))
-    with Deployment(cfg, create=True) as dep:
-        dep.store.import_events(kept)
-    return cut / "cladelog.toml"
-
-
 def test_gate_blocks_after_the_halt_and_allows_after_the_review(
-        demo_dir: Path, demo_states: dict[str, Any], cli: Cli, tmp_path: Path) -> None:
+        demo_dir: Path, demo_states: dict[str, Any], cli: Cli, tmp_path: Path,
+        cut: Callable[[Path, Path, int], Path]) -> None:
     candidate = _halt_candidate(demo_states)
     review_at = demo_states["lawv.state"]["reviews"][0]["position"]
     halt_at = demo_states["lawv.state"]["checks"][2]["position"]
-    before = cli("--config", str(_cut(demo_dir, cli, tmp_path, review_at - 1)), "gate",
+    before = cli("--config", str(cut(demo_dir, tmp_path, review_at - 1)), "gate",
                  candidate)
     assert before.exit_code == 1, before.output
     assert "block  lawv" in before.output and "check-3" in before.output
     assert f"{candidate}: BLOCKED" in before.output
-    after = cli("--config", str(_cut(demo_dir, cli, tmp_path, review_at)), "gate", candidate)
+    after = cli("--config", str(cut(demo_dir, tmp_path, review_at)), "gate", candidate)
     assert after.exit_code == 0, after.output
     assert "check-3 HALT was reviewed: resume" in after.output
     assert halt_at < review_at
@@ -125,6 +103,9 @@ def test_demo_output_names_the_report_and_the_story(tmp_path: Path,
     assert "CONTINUE -> WARNING -> HALT -> CONTINUE" in result.output
     assert "BLOCKED" in result.output
     assert "chain and receipts ok" in result.output
+    # the progress display's last state: 1 set-up step + 16 candidates + 4 checkpoints
+    # + the graph session + the final replay and verification = 23 steps
+    assert "23/23 replay from scratch" in result.output
 
 
 def test_demo_refuses_a_non_empty_folder_unless_forced(
@@ -175,4 +156,17 @@ def test_demo_refuses_a_store_that_is_not_empty(demo_dir: Path, tmp_path: Path,
     assert result.exit_code == 2
     assert "already holds" in result.output and "empty store" in result.output
     assert store.stat().st_size == before
-    assert not (tmp_path / "other" / "cladelog.toml").exists()
+    # nothing written: the folder is left empty, so the same command can simply be re-run
+    assert not (tmp_path / "other").exists() or not any((tmp_path / "other").iterdir())
+
+
+def test_demo_with_a_store_it_cannot_open_exits_2_and_writes_nothing(
+        tmp_path: Path, demo_runner: Callable[..., Result]) -> None:
+    target = tmp_path / "d"
+    result = demo_runner(target, 1, "--store", "mysql://db.example/lumen")
+    assert result.exit_code == 2
+    assert "error: store: unsupported URL 'mysql://db.example/lumen'" in result.output
+    assert "Traceback" not in result.output
+    assert not target.exists() or not any(target.iterdir())
+    again = demo_runner(target, 1)  # no --force needed: the refused run left nothing behind
+    assert again.exit_code == 0, again.output

@@ -39,9 +39,25 @@ def test_same_seed_same_hashes_and_digests_other_seed_differs(
     changed = {n for n in names if _digests(first)[n] != _digests(third)[n]}
     assert {"fork_score.branch_sets", "receipts.register", "lawv.state"} <= changed
 
+    # the report too: same seed, same page (charts included) once the folder is named alike
+    pages = [(d / "report.html").read_text(encoding="utf-8").replace(str(d), "DIR")
+             for d in (demo_dir, again, other)]
+    assert pages[0] == pages[1]
+    assert pages[0] != pages[2]
+
 
 def test_replay_is_stable_across_repeated_replays(
         demo_dir: Path, replayed: Callable[[Path], dict[str, Any]]) -> None:
     one = replayed(demo_dir / "cladelog.toml")
     two = replayed(demo_dir / "cladelog.toml")
     assert _digests(one) == _digests(two)
+
+
+def test_a_report_written_twice_is_the_same_page(demo_dir: Path, tmp_path: Path) -> None:
+    from cladelog.demo.report import write_report
+
+    config = demo_dir / "cladelog.toml"
+    one, two = tmp_path / "one.html", tmp_path / "two.html"
+    write_report(config, one, title="t")
+    write_report(config, two, title="t")
+    assert one.read_bytes() == two.read_bytes()

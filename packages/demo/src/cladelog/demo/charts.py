@@ -113,10 +113,12 @@ def chart_r(data: ReportData) -> str:
     ax.axhspan(warn, top, color="#2e7d32", alpha=0.08, lw=0)
     ax.axhline(halt, color="#c62828", lw=1, ls="--")
     ax.axhline(warn, color="#f9a825", lw=1, ls="--")
-    ax.text(len(checks) + 0.45, halt, f"HALT below {halt:.2f}", va="bottom", ha="right",
-            fontsize=8, color="#c62828")
-    ax.text(len(checks) + 0.45, warn, f"WARNING below {warn:.2f}", va="bottom", ha="right",
-            fontsize=8, color="#8d6e00")
+    # the threshold labels sit just outside the axes, clear of the last check's band
+    edge = ax.get_yaxis_transform()
+    ax.text(1.01, halt, f"HALT\nbelow {halt:.2f}", va="center", ha="left", fontsize=8,
+            color="#c62828", transform=edge)
+    ax.text(1.01, warn, f"WARNING\nbelow {warn:.2f}", va="center", ha="left", fontsize=8,
+            color="#8d6e00", transform=edge)
     for x, c in zip(xs, checks, strict=True):
         color = VERDICT_COLORS.get(c.verdict, "#333333")
         if c.mc_low is not None and c.mc_high is not None:
@@ -127,7 +129,9 @@ def chart_r(data: ReportData) -> str:
             note = f"{c.r:.2f} {c.verdict}" + (f"\nreview: {c.review.split(' by ')[0]}"
                                                if c.review else "")
             ax.annotate(note, (x, max(min(c.r, top), bottom)), textcoords="offset points",
-                        xytext=(9, -4), fontsize=8, color=color)
+                        xytext=(9, -4), fontsize=8, color=color, zorder=4,
+                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none",
+                              "alpha": 0.75})
         else:
             ax.text(x, (bottom + top) / 2, c.verdict, ha="center", fontsize=8, color=color)
     rs = [(x, c.r) for x, c in zip(xs, checks, strict=True) if c.r is not None]
@@ -135,7 +139,7 @@ def chart_r(data: ReportData) -> str:
         ax.plot([x for x, _ in rs], [max(min(r, top), bottom) for _, r in rs], color="#555555",
                 lw=1, alpha=0.6)
     ax.set_xticks(xs, [f"{c.check_id}\nv{c.contract_version}" for c in checks], fontsize=8)
-    ax.set_xlim(0.5, len(checks) + 0.5)
+    ax.set_xlim(0.5, len(checks) + 0.9)  # room for the last check's label inside the axes
     ax.set_ylim(bottom, top)
     ax.set_ylabel("R = ΔA / S")
     ax.set_title("Law V: R per check (bars: Monte Carlo 2.5–97.5 %)", fontsize=10)

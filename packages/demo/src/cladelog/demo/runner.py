@@ -158,23 +158,25 @@ class _Story:
         self.clock = DemoClock()
         self.config_path = directory / CONFIG_NAME
         written = store or "cladelog.sqlite3"
-        keys = directory / "keys"
-        keys.mkdir(exist_ok=True)
         oracle_skey, oracle_vkey = generate_key(ORACLE_KEY_NAME, key_seed(config.seed, "oracle"))
         log_skey, log_vkey = generate_key(LOG_KEY_NAME, key_seed(config.seed, "log"))
-        for name, text in (("oracle.key", oracle_skey), ("oracle.vkey", oracle_vkey),
-                           ("log.key", log_skey), ("log.vkey", log_vkey)):
-            (keys / name).write_text(text + "\n", encoding="utf-8")
         cfg = DeploymentConfig.from_dict(
             {"store": written, "plugins": list(PLUGINS), "actor": ACTOR,
              "settings": {"receipts": {"log_key_file": "keys/log.key"}}},
             path=self.config_path)
+        # open (and check) the store before writing anything: a refused store leaves the
+        # folder as it was, so the same command can be run again once the store is fixed
         self.deployment = Deployment(cfg, clock=self.clock, create=True)
         head = self.deployment.store.head()
         if head.position != 0:
             self.deployment.close()
             raise DemoError(f"--store: {cfg.store} already holds {head.position} event(s); "
                             "the demo needs an empty store")
+        keys = directory / "keys"
+        keys.mkdir(exist_ok=True)
+        for name, text in (("oracle.key", oracle_skey), ("oracle.vkey", oracle_vkey),
+                           ("log.key", log_skey), ("log.vkey", log_vkey)):
+            (keys / name).write_text(text + "\n", encoding="utf-8")
         self.config_path.write_text(cfg.to_toml(store_as_written=written), encoding="utf-8")
         self.deployment.record_plugins()
         self.register = Register(self.deployment)
