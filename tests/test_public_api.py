@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from cladelog.core.testing.api import check_snapshot
 
 HERE = Path(__file__).parent / "api"
