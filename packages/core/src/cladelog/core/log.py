@@ -7,7 +7,6 @@ when a message at or above the configured level is actually emitted.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from typing import Any
@@ -16,12 +15,15 @@ __all__ = ["configure_logging", "get_logger"]
 
 _configured = False
 _threshold: int | None = None
+# the stdlib logging levels, without importing logging on the start-up path
+DEBUG, INFO, WARNING, ERROR = 10, 20, 30, 40
+_LEVELS = {"DEBUG": DEBUG, "INFO": INFO, "WARNING": WARNING, "WARN": WARNING, "ERROR": ERROR,
+           "CRITICAL": 50}
 
 
 def _level(name: str | None) -> int:
     value = (name or os.environ.get("CLADELOG_LOG_LEVEL") or "warning").upper()
-    level = getattr(logging, value, logging.WARNING)
-    return level if isinstance(level, int) else logging.WARNING
+    return _LEVELS.get(value, WARNING)
 
 
 def configure_logging(level: str | None = None, *, force_json: bool | None = None) -> None:
@@ -69,16 +71,16 @@ class _LazyLogger:
         getattr(structlog.get_logger(self._name), method)(event, **kw)
 
     def debug(self, event: str, **kw: Any) -> None:
-        self._emit(logging.DEBUG, "debug", event, **kw)
+        self._emit(DEBUG, "debug", event, **kw)
 
     def info(self, event: str, **kw: Any) -> None:
-        self._emit(logging.INFO, "info", event, **kw)
+        self._emit(INFO, "info", event, **kw)
 
     def warning(self, event: str, **kw: Any) -> None:
-        self._emit(logging.WARNING, "warning", event, **kw)
+        self._emit(WARNING, "warning", event, **kw)
 
     def error(self, event: str, **kw: Any) -> None:
-        self._emit(logging.ERROR, "error", event, **kw)
+        self._emit(ERROR, "error", event, **kw)
 
 
 def get_logger(name: str = "cladelog") -> Any:
