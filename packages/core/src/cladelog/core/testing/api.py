@@ -39,7 +39,7 @@ def describe(name: str, obj: Any) -> list[str]:
         if attrs.has(obj):
             for f in attrs.fields(obj):
                 default = "" if f.default is attrs.NOTHING else f" = {_default(f.default)}"
-                lines.append(f"    field {f.name}: {_type(f.type)}{default}")
+                lines.append(f"    field {f.name}: {_annotation(obj, f.name, f.type)}{default}")
         elif hasattr(obj, "_fields") and issubclass(obj, tuple):
             hints = getattr(obj, "__annotations__", {})
             lines.extend(f"    field {n}: {_type(hints.get(n))}" for n in getattr(obj, "_fields"))  # noqa: B009
@@ -66,6 +66,16 @@ def describe(name: str, obj: Any) -> list[str]:
 def _bases(cls: type) -> str:
     names = [b.__name__ for b in cls.__bases__ if b is not object]
     return f"({', '.join(names)})" if names else ""
+
+
+def _annotation(cls: type, name: str, resolved: Any) -> str:
+    """The field's annotation as written: cattrs resolves string annotations in place
+    (``dict[str, Any]`` would then render as ``dict``), so read the class's own record."""
+    for klass in cls.__mro__:
+        written = vars(klass).get("__annotations__", {}).get(name)
+        if written is not None:
+            return written if isinstance(written, str) else _type(written)
+    return _type(resolved)
 
 
 def _type(tp: Any) -> str:
