@@ -275,3 +275,52 @@ def test_signed_entry_breaking_the_schema_exits_2(cladelog_env: Any, reg: Regist
     r = cladelog_env.cli("receipts", "sign", files("u.json", doc), "--key",
                          files("o.key", keys.oracle_skey))
     assert r.exit_code == 2 and "zero games" in r.output
+
+
+def test_add_refusals_exit_1_with_the_reason_and_append_nothing(
+        cladelog_env: Any, reg: Register, keys: Keys, chain: Chain, files: Any) -> None:
+    before = len(cladelog_env.events())
+    rogue = chain.next(signer=keys.other)  # signed by a key that was never registered
+    r = cladelog_env.cli("receipts", "add", files("rogue.json", rogue))
+    assert r.exit_code == 1 and "no signature by a trusted keyid" in r.output
+    chain.seq, chain.prev = 0, "0" * 64
+    wrong = gain_test(0, "0" * 64)
+    wrong["stages"][1]["elo"] += 1.0  # one Elo off the value the games give
+    r = cladelog_env.cli("receipts", "add", files("wrong.json", chain.next(wrong)))
+    assert r.exit_code == 1 and r.output.startswith("error: receipt: seq 0: ELO_MISMATCH")
+    assert len(r.output.strip().splitlines()) == 1
+    assert len(cladelog_env.events()) == before
+
+
+def test_list_filters_by_epoch_and_prints_a_table(cladelog_env: Any, reg: Register,
+                                                  chain: Chain) -> None:
+    reg.record([chain.next()])
+    change = chain.entry("epoch_change", oracle={"name": "arena", "version": "4"}, epoch=1,
+                         reason="new hardware")
+    reg.record([chain.next(change), chain.next(epoch=1)])
+    rows = [json.loads(x) for x in _ok(cladelog_env.cli("receipts", "list", "--epoch", "1",
+                                                        "--json")).splitlines()]
+    assert [(e["seq"], e["kind"]) for e in rows] == [(1, "epoch_change"), (2, "gain_test")]
+    table = _ok(cladelog_env.cli("receipts", "list")).splitlines()
+    assert len(table) == 3
+    assert table[0].split()[:3] == ["0", "gain_test", "engine@1.0"]
+    assert "arena -> epoch 1" in table[1] and "epoch 1" in table[2]
+    assert _ok(cladelog_env.cli("receipts", "list", "--epoch", "7")) == ""
+
+
+class TestVerifyFlagged:
+    @pytest.fixture
+    def cladelog_settings(self) -> dict[str, dict[str, Any]]:
+        return {"receipts": {"on_mismatch": "record"}}
+
+    def test_flagged_entries_pass_verify_but_not_strict(self, cladelog_env: Any, reg: Register,
+                                                        chain: Chain) -> None:
+        reg.record([chain.next()])
+        wrong = gain_test(1, chain.prev)
+        wrong["stages"][0]["pass"] = not wrong["stages"][0]["pass"]  # the games say otherwise
+        recorded = reg.record([chain.next(wrong)])
+        assert recorded[0].data["flags"] == ["STAGE_VERDICT_MISMATCH"]
+        report = json.loads(_ok(cladelog_env.cli("receipts", "verify", "--json")))
+        assert report["ok"] is True and report["flagged"] == [1] and report["entries"] == 2
+        r = cladelog_env.cli("receipts", "verify", "--strict")
+        assert r.exit_code == 1 and r.output.startswith("error: seq 1: recorded with mismatch")

@@ -247,3 +247,75 @@ def test_raw_appended_entry_out_of_order_is_an_anomaly(cladelog_env: Any, reg: R
     assert state["size"] == 1 and "seq 7 is not the next seq 1" in state["anomalies"][0]["reason"]
     report = reg.verify()
     assert not report.ok and report.failure is not None and report.failure.startswith("seq 7")
+
+
+def test_cached_state_matches_a_full_replay(cladelog_env: Any, reg: Register, keys: Keys,
+                                            chain: Chain) -> None:
+    # the register folds new events into its cached state; a rebuild from position 0
+    # through core must give the same state after batches, a raw append and a revocation
+    reg.record([chain.next() for _ in range(3)])
+    assert reg.state()["size"] == 3
+    reg.record([chain.next(), chain.next()])
+    data = register_events(cladelog_env)[0].data
+    cladelog_env.append("receipts.entry_recorded", data | {"seq": 9},
+                        stream="receipts.register")
+    reg.revoke_key(keys.oracle.verifier().key_ref, reason="rotated")
+    cached = reg.state()
+    rebuilt = next(p.state for p in cladelog_env.replay(rebuild=True).projections
+                   if p.name == "receipts.register")
+    assert cached == rebuilt
+    assert cached["size"] == 5 and len(cached["anomalies"]) == 1
+    assert cached["keys"][keys.oracle.verifier().key_ref]["revoked_from"] == 5
+
+
+def test_another_writer_is_seen_by_a_register_with_a_cached_state(
+        cladelog_env: Any, reg: Register, chain: Chain) -> None:
+    from cladelog.core import Deployment
+
+    reg.record([chain.next()])
+    assert reg.state()["size"] == 1
+    other = Deployment(cladelog_env.config)
+    try:
+        Register(other).record([chain.next()])
+    finally:
+        other.close()
+    assert reg.state()["size"] == 2
+    reg.record([chain.next()])  # seq 2 links to the other writer's seq 1
+    assert reg.state()["size"] == 3 and reg.verify().ok
+
+
+def test_verify_tells_a_boolean_from_a_number(cladelog_env: Any, reg: Register,
+                                              chain: Chain) -> None:
+    # JSON true and 1 differ (canonical "true" vs "1"), though Python's True == 1
+    reg.record([chain.next()])
+    (prepared,) = reg.prepare([chain.next()])
+    data = prepared.event_data()
+    flag = data["entry"]["stages"][0]["pass"]
+    assert type(flag) is bool
+    data["entry"]["stages"][0]["pass"] = int(flag)
+    cladelog_env.append("receipts.entry_recorded", data, stream="receipts.register")
+    report = reg.verify()
+    assert not report.ok and report.failure is not None
+    assert report.failure.startswith("seq 1 (position") and "differs from the signed" in \
+        report.failure
+
+
+@pytest.mark.parametrize(("a", "b", "same"), [
+    (20, 20.0, True),            # both encode as 20
+    (0.5, 0.5, True),
+    (True, 1, False),            # true vs 1
+    (False, 0, False),
+    (None, 0, False),
+    ("1", 1, False),
+    ([1, 2], (1, 2), True),
+    ([1, 2], [2, 1], False),
+    ({"a": 1}, {"a": 1.0}, True),
+    ({"a": 1}, {"a": 1, "b": None}, False),
+    ({"a": [True]}, {"a": [1]}, False),
+    ({"a": 1}, [("a", 1)], False),
+])
+def test_same_json_is_canonical_equality(a: Any, b: Any, same: bool) -> None:
+    from cladelog.receipts.register import same_json
+
+    assert same_json(a, b) is same and same_json(b, a) is same
+    assert same is (canonical_bytes(a) == canonical_bytes(b))

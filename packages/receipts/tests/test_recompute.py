@@ -116,3 +116,16 @@ def test_entry_flags_are_the_union_and_both_stages_must_pass() -> None:
     failing = gain_test(0, GENESIS_PREV, long=(300, 200, 100))  # long stage loses
     assert recompute_entry(parse_entry(failing)).passed is False
     assert parse_entry(failing).passed is False  # type: ignore[union-attr]
+
+
+def test_integral_values_are_recorded_as_integers() -> None:
+    # threshold 0.0 is written as 0: the same canonical JSON ("0"), and the event then
+    # needs no float rewriting when it is encoded
+    from cladelog.core.canonical import canonical_bytes
+
+    doc = stage("short", (10, 20, 30)) | {"criterion": {"type": "fixed", "threshold": 0.0}}
+    out = recompute_stage(_stage(doc)).to_dict()  # type: ignore[arg-type]
+    assert type(out["threshold"]) is int and out["threshold"] == 0
+    assert type(out["confidence"]) is float and out["confidence"] == 0.95
+    assert type(out["elo"]) is float
+    assert b'"threshold":0}' in canonical_bytes(out)  # the last key of the stage object

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import re
 from collections.abc import Iterable
@@ -142,12 +143,16 @@ def ed25519_verify(public_key: bytes, message: bytes, signature: bytes) -> bool:
     if len(public_key) != 32 or len(signature) != 64:
         return False
     try:
-        Ed25519PublicKey.from_public_bytes(bytes(public_key)).verify(
-            bytes(signature), bytes(message)
-        )
+        _public_key(bytes(public_key)).verify(bytes(signature), bytes(message))
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+@functools.lru_cache(maxsize=256)
+def _public_key(raw: bytes) -> Ed25519PublicKey:
+    """The loaded key object for 32 raw bytes (cached: loading costs as much as a hash)."""
+    return Ed25519PublicKey.from_public_bytes(raw)
 
 
 # -- verifiers and signers ----------------------------------------------------------------

@@ -31,8 +31,9 @@ __all__ = ["MAX_ENVELOPE_CHARS", "OpenedReceipt", "make_receipt", "open_receipt"
 MAX_ENVELOPE_CHARS: Final = 1_000_000
 
 
-def _subject(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [{"name": f"register-entry-{doc['seq']}", "digest": {"sha256": entry_hash(doc)}}]
+def _subject(doc: Mapping[str, Any], digest: str | None = None) -> list[dict[str, Any]]:
+    digest = entry_hash(doc) if digest is None else digest
+    return [{"name": f"register-entry-{doc['seq']}", "digest": {"sha256": digest}}]
 
 
 def make_receipt(entry: Mapping[str, Any] | Entry, signer: Ed25519Signer) -> dict[str, Any]:
@@ -56,13 +57,18 @@ def receipt_leaf(envelope: Mapping[str, Any]) -> bytes:
 
 @attrs.frozen
 class OpenedReceipt:
-    """A verified receipt: the entry as signed (dict and parsed), signers and leaf."""
+    """A verified receipt: the entry as signed (dict and parsed), signers, leaf and entry hash.
+
+    ``entry_hash`` is the hex SHA-256 of the entry's canonical bytes (what the next
+    entry's ``prev`` links to), computed once while checking the statement's subject.
+    """
 
     envelope: dict[str, Any]
     doc: dict[str, Any]
     entry: Entry
     keyids: tuple[str, ...]
     leaf_hash: str
+    entry_hash: str = ""
 
 
 def _shape(envelope: object) -> dict[str, Any]:
@@ -105,8 +111,9 @@ def _open(envelope: object, verifiers: Mapping[str, Verifier], where: str) -> Op
         raise ReceiptInputError(f"statement: unexpected members {sorted(extra)}")
     doc = verified.predicate
     entry = parse_entry(doc)
-    if statement["subject"] != _subject(doc):
+    digest = entry_hash(doc)
+    if statement["subject"] != _subject(doc, digest):
         raise EntryError("statement.subject: must be [{name: register-entry-<seq>, digest: "
                          "{sha256: <entry hash>}}] for this entry")
     leaf = leaf_hash(receipt_leaf(env)).hex()
-    return OpenedReceipt(env, doc, entry, verified.keyids, leaf)
+    return OpenedReceipt(env, doc, entry, verified.keyids, leaf, digest)

@@ -60,6 +60,14 @@ CONFIDENCE: Final = 0.95
 LLR_METHOD: Final = "GSPRT: generalized log-likelihood ratio (MLE under each hypothesis)"
 
 
+def _json_number(value: Any) -> Any:
+    """An integral float as an int: the same canonical JSON (``0.0`` and ``0`` both encode
+    as ``0``), but the canonical encoder then takes its fast path for the whole event."""
+    if type(value) is float and value.is_integer() and abs(value) < 2.0**53:
+        return int(value)
+    return value
+
+
 def claims_match(claimed: float, recomputed: float) -> bool:
     """True iff both values are equal after rounding to 0.01."""
     return round(claimed, 2) == round(recomputed, 2)
@@ -108,7 +116,7 @@ class StageRecomputation:
                     "llr_upper_bound": self.llr_upper_bound}
         if self.threshold is not None:
             out["threshold"] = self.threshold
-        return out
+        return {k: _json_number(v) for k, v in out.items()}
 
 
 @attrs.frozen

@@ -23,13 +23,14 @@ Every command validates its input completely against the replayed
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
-from cladelog.core import NewEvent, RecordedEvent
+from cladelog.core import Head, NewEvent, Projection, RecordedEvent, replay
 from cladelog.core.canonical import canonical_bytes
 
 from .dsse import Verifier
@@ -75,6 +76,7 @@ __all__ = [
     "check_receipt",
     "load_signer_file",
     "read_receipts_json",
+    "same_json",
 ]
 
 KEY_ROLES = ("oracle", "log")
@@ -114,11 +116,17 @@ class _Cursor:
         return cls(state["size"], state["head"], dict(state["epochs"]), dict(state["reverted"]))
 
 
+@functools.lru_cache(maxsize=256)
+def _verifier(vkey: str) -> Verifier:
+    """The verify function of a registered key (cached: keys are re-read for every receipt)."""
+    return parse_verifier_key(vkey).verify
+
+
 def _oracle_verifiers(keys: Mapping[str, Any], seq: int) -> dict[str, Verifier]:
     out: dict[str, Verifier] = {}
     for ref, key in keys.items():
         if key["role"] == "oracle" and (key["revoked_from"] is None or seq < key["revoked_from"]):
-            out[ref] = parse_verifier_key(key["vkey"]).verify
+            out[ref] = _verifier(key["vkey"])
     return out
 
 
@@ -203,7 +211,7 @@ def check_receipt(envelope: object, state: State, cursor: _Cursor | None = None,
         raise ClaimMismatchError(f"{where}: seq {seq}: {', '.join(flags)}: {detail}; refused "
                                  "(set on_mismatch = \"record\" to record it flagged)",
                                  tuple(flags))
-    digest = entry_hash(doc)
+    digest = opened.entry_hash or entry_hash(doc)
     cur.size, cur.head = seq + 1, digest
     if isinstance(entry, EpochChange):
         cur.epochs[entry.oracle.name] = entry.epoch
@@ -245,6 +253,28 @@ class _Fail(Exception):
     pass
 
 
+def same_json(a: object, b: object) -> bool:
+    """True iff two JSON values have the same RFC 8785 canonical form (without encoding them).
+
+    Numbers compare by value (``20`` equals ``20.0``: both encode as ``20``), but a
+    boolean never equals a number, and objects need the same keys.
+    """
+    ta, tb = type(a), type(b)
+    if ta is dict or tb is dict:
+        if ta is not tb:
+            return False
+        assert isinstance(a, dict) and isinstance(b, dict)
+        return a.keys() == b.keys() and all(same_json(v, b[k]) for k, v in a.items())
+    if ta in (list, tuple) or tb in (list, tuple):
+        if ta not in (list, tuple) or tb not in (list, tuple):
+            return False
+        assert isinstance(a, list | tuple) and isinstance(b, list | tuple)
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    if ta in (int, float) and tb in (int, float):
+        return a == b
+    return ta is tb and a == b
+
+
 class Register:
     """The receipts register of a :class:`cladelog.core.Deployment` with the plugin enabled."""
 
@@ -256,12 +286,48 @@ class Register:
             raise ReceiptInputError(f"on_mismatch: must be one of {', '.join(ON_MISMATCH)}, "
                                     f"got {self.on_mismatch!r}")
         self.settings = settings
+        self._cached: tuple[Head, State] | None = None
 
     # -- reading -------------------------------------------------------------------------
     def state(self) -> State:
-        """The replayed ``receipts.register`` state."""
-        state: State = self.deployment.state(PROJECTION_NAME)
+        """The replayed ``receipts.register`` state (treat it as read-only).
+
+        The first call replays through core (resuming from the stored checkpoint);
+        later calls fold only the events appended since, checking the chain as they
+        are read, so recording batch after batch costs nothing per entry already
+        held. The returned object is shared with that cache: do not mutate it.
+        """
+        store = self.deployment.store
+        if self._cached is None:
+            proj = self._projection()
+            result = replay(store, self.deployment.registry, [proj])
+            self._cached = (result.head, result.projections[0].state)
+            return self._cached[1]
+        head, state = self._cached
+        if store.head().position > head.position:
+            self._cached = None  # a failure half-way must not leave a half-folded cache
+            proj = self._projection()
+            registry = self.deployment.registry
+            types = proj.event_types
+            for event in store.read_verified(head):
+                head = Head(event.position, event.hash)
+                if types is not None and event.type not in types:
+                    continue
+                if event.type in registry and \
+                        event.schema_version != registry.get(event.type).schema_version:
+                    event = event._replace(data=registry.upcast(
+                        event.type, event.schema_version, event.data))
+                state = proj.apply(state, event)
+            self._cached = (head, state)
         return state
+
+    def _projection(self) -> Projection:
+        for proj in self.deployment.projections:
+            if proj.name == PROJECTION_NAME:
+                found: Projection = proj
+                return found
+        raise ReceiptInputError(f"projection {PROJECTION_NAME!r} is not registered: enable the "
+                                "receipts plugin in this deployment")
 
     def entry_event(self, seq: int, state: State | None = None) -> RecordedEvent:
         """The ``receipts.entry_recorded`` event of ``seq``."""
@@ -530,12 +596,12 @@ class Register:
                                      where=where)
         except (ReceiptInputError, ReceiptRefused) as exc:
             raise _Fail(str(exc)) from None
-        if prepared.entry != data["entry"] or prepared.kind != data["kind"]:
+        if not same_json(prepared.entry, data["entry"]) or prepared.kind != data["kind"]:
             raise _Fail(f"{where}: the recorded entry differs from the signed one")
         if prepared.leaf_hash != data["leaf_hash"]:
             raise _Fail(f"{where}: leaf_hash does not match the envelope")
         if list(prepared.flags) != data["flags"] or \
-                canonical_bytes(prepared.recomputed) != canonical_bytes(data["recomputed"]):
+                not same_json(prepared.recomputed, data["recomputed"]):
             raise _Fail(f"{where}: the recorded recomputation or flags differ from a fresh "
                         f"one (recorded {data['flags']}, now {list(prepared.flags)})")
         tree.append_leaf_hash(bytes.fromhex(prepared.leaf_hash))
