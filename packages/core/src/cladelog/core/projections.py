@@ -176,7 +176,8 @@ def replay(
     for p in projections:
         state = states[p.name]
         digest = state_digest(state)
-        if save:
+        unchanged = not starts[p.name][2] and starts[p.name][0].position == end.position
+        if save and not unchanged:  # a checkpoint already at this position is left as it is
             store.save_checkpoint(Checkpoint(p.name, p.version, end.position, end.hash,
                                              state, digest))
         results.append(ProjectionResult(
