@@ -357,7 +357,7 @@ class PostgresStore(EventStore):
         with (
             self._psycopg.connect(self._conninfo, **self._kwargs) as conn,
             conn.transaction(),
-            conn.cursor(name="cladelog_read") as cur,
+            conn.cursor(name="cladelog_read", binary=True) as cur,
         ):
             cur.itersize = 2000
             cur.execute(
