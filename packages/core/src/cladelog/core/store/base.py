@@ -105,7 +105,7 @@ class EncodedBatch(NamedTuple):
     digest: str
 
 
-def encode_batch(events: Sequence[PreparedEvent]) -> EncodedBatch:
+def encode_batch(events: Sequence[PreparedEvent], *, digest: bool = True) -> EncodedBatch:
     """Encode every event's data and meta canonically (meta once per shared object).
 
     The digest covers the batch's content but not its positions or times, so a
@@ -114,21 +114,23 @@ def encode_batch(events: Sequence[PreparedEvent]) -> EncodedBatch:
     """
     parts: list[tuple[bytes, bytes]] = []
     metas: dict[int, bytes] = {}  # a batch usually shares one meta object
-    digest = hashlib.sha256()
     for i, e in enumerate(events):
         try:
             meta_bytes = metas.get(id(e.meta))
             if meta_bytes is None:
                 meta_bytes = metas[id(e.meta)] = canonical_bytes(e.meta, path="$.meta")
-            data_bytes = canonical_bytes(e.data, path="$.data")
-            head = canonical_bytes([e.stream, e.type, e.schema_version], path="$.stream")
+            parts.append((canonical_bytes(e.data, path="$.data"), meta_bytes))
         except CanonicalError as exc:
             where = f"events[{i}]" if len(events) > 1 else "event"
             raise InputError(f"{where}.{str(exc).removeprefix('$.')}") from None
-        parts.append((data_bytes, meta_bytes))
+    if not digest:  # only idempotent appends compare digests
+        return EncodedBatch(events, parts, "")
+    h = hashlib.sha256()
+    for e, (data_bytes, meta_bytes) in zip(events, parts, strict=True):
         # canonical JSON never holds a raw NUL byte, so NUL separates unambiguously
-        digest.update(head + b"\0" + data_bytes + b"\0" + meta_bytes + b"\0")
-    return EncodedBatch(events, parts, digest.hexdigest())
+        h.update(canonical_bytes([e.stream, e.type, e.schema_version], path="$.stream")
+                 + b"\0" + data_bytes + b"\0" + meta_bytes + b"\0")
+    return EncodedBatch(events, parts, h.hexdigest())
 
 
 def batch_digest(events: Sequence[PreparedEvent]) -> str:

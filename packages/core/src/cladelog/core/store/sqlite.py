@@ -156,7 +156,8 @@ class SQLiteStore(EventStore):
     ) -> list[RecordedEvent]:
         if not events:
             return []
-        batch = encode_batch(events)  # before the write lock: encoding is the slow part
+        # before the write lock: encoding is the slow part
+        batch = encode_batch(events, digest=idempotency_key is not None)
         digest = batch.digest
         db = self._db
         db.execute("BEGIN IMMEDIATE")
