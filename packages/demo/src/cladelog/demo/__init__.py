@@ -6,8 +6,9 @@ must start fast; matplotlib is loaded only when a chart is drawn).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cladelog.core.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -61,14 +62,4 @@ if TYPE_CHECKING:
     from .terminal import print_summary
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'cladelog.demo' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -18,8 +18,9 @@ deployment. See :mod:`cladelog.fork_score.scoring` for the formula,
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cladelog.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from cladelog.fork_score.batteries import BATTERIES, EFFICIENCY_FAMILIES, RATE_KEYS
@@ -156,14 +157,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

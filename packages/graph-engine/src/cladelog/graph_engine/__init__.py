@@ -10,8 +10,9 @@ The names below are imported lazily (on first use), so that enabling the plugin 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cladelog.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .canon import canon_facts, canon_value, compile_fact_schema, digest, norm_token
@@ -150,14 +151,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

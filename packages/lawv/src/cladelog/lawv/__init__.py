@@ -12,8 +12,9 @@ does when lawv is enabled, does not pay for the whole arithmetic.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cladelog.core.lazy import lazy_exports
 
 # Bound eagerly, before anything can import the submodule ``cladelog.lawv.evaluate``
 # on its own: the import system would otherwise set the package attribute
@@ -109,15 +110,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Load a lazily exported name from its submodule (and cache it here)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
