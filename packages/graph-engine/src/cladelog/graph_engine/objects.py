@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .jsvalue import UNDEFINED
+from .jsvalue import truthy
 
 __all__ = ["KINDS", "GraphObject", "present"]
 
@@ -43,15 +43,4 @@ class GraphObject:
 
 def present(value: Any) -> bool:
     """A flag counts as present when it is truthy or exactly ``false`` (Q5: not 0 or "")."""
-    if value is False or value is True:
-        return True
-    if value is None or value is UNDEFINED:
-        return False
-    tp = type(value)
-    if tp is int:
-        return bool(value != 0)
-    if tp is float:
-        return bool(value == value and value != 0.0)
-    if tp is str:
-        return bool(value != "")
-    return True
+    return value is False or truthy(value)

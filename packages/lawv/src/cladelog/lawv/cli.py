@@ -76,12 +76,15 @@ def contract_add(dep: Deployment, file: str) -> None:
     from cladelog.core.cli import read_json_file
     from cladelog.lawv.commands import add_contract
 
-    outcome = add_contract(dep, read_json_file(file), source=file)
+    _echo_added(add_contract(dep, read_json_file(file), source=file), "contract v", "registered")
+
+
+def _echo_added(outcome: Any, label: str, verb: str) -> None:
+    """One line for an add command: where it was appended, or that it was already there."""
     if outcome.appended:
-        click.echo(f"contract v{outcome.key} registered at position "
-                   f"{outcome.events[-1].position}")
+        click.echo(f"{label}{outcome.key} {verb} at position {outcome.events[-1].position}")
     else:
-        click.echo(f"contract v{outcome.key} is already registered (identical): nothing appended")
+        click.echo(f"{label}{outcome.key} is already {verb} (identical): nothing appended")
 
 
 @contract.command("list")
@@ -127,12 +130,8 @@ def measure_add(dep: Deployment, file: str) -> None:
     from cladelog.core.cli import read_json_file
     from cladelog.lawv.commands import add_measurement
 
-    outcome = add_measurement(dep, read_json_file(file), source=file)
-    if outcome.appended:
-        click.echo(f"measurement {outcome.key} recorded at position "
-                   f"{outcome.events[-1].position}")
-    else:
-        click.echo(f"measurement {outcome.key} is already recorded (identical): nothing appended")
+    _echo_added(add_measurement(dep, read_json_file(file), source=file), "measurement ",
+                "recorded")
 
 
 @measure.command("list")

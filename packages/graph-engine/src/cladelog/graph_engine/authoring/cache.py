@@ -47,36 +47,6 @@ class MethodCache(Protocol):
         """Forget ``key`` (no error when absent)."""
 
 
-class MemoryCache:
-    """A plain in-memory cache (insertion-ordered)."""
-
-    def __init__(self, items: Mapping[str, Any] | None = None) -> None:
-        self._items: dict[str, Any] = dict(items or {})
-
-    def has(self, key: str) -> bool:
-        """True when ``key`` is cached."""
-        return key in self._items
-
-    def get(self, key: str) -> Any:
-        """The cached value (None when absent)."""
-        return self._items.get(key)
-
-    def set(self, key: str, value: Any) -> None:
-        """Cache ``value`` under ``key``."""
-        self._items[key] = value
-
-    def delete(self, key: str) -> None:
-        """Forget ``key``."""
-        self._items.pop(key, None)
-
-    def items(self) -> dict[str, Any]:
-        """A copy of every cached entry."""
-        return dict(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
 class MappingCache:
     """A :class:`MethodCache` over a caller's mutable mapping (a plain ``dict`` works),
     which stays live: the loop's writes land in it."""
@@ -99,6 +69,20 @@ class MappingCache:
     def delete(self, key: str) -> None:
         """Forget ``key``."""
         self._items.pop(key, None)
+
+
+class MemoryCache(MappingCache):
+    """A plain in-memory cache (insertion-ordered), holding its own copy of ``items``."""
+
+    def __init__(self, items: Mapping[str, Any] | None = None) -> None:
+        super().__init__(dict(items or {}))
+
+    def items(self) -> dict[str, Any]:
+        """A copy of every cached entry."""
+        return dict(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 def as_method_cache(cache: Any, path: str = "cache") -> MethodCache:
