@@ -213,6 +213,13 @@ def run(args: Any) -> int:
     # CLI cold start
     tmp = Path(tempfile.mkdtemp(prefix="cladelog-cli-"))
     try:
+        # Bytecode for cladelog's own modules, as a regular (non-editable) install has it
+        # and as the stdlib baseline has it; an editable install under
+        # PYTHONDONTWRITEBYTECODE would otherwise compile every module on every start.
+        import cladelog
+
+        subprocess.run([sys.executable, "-m", "compileall", "-q", *cladelog.__path__],
+                       check=True, stdout=subprocess.DEVNULL)
         exe = str(Path(sys.executable).with_name("cladelog"))
         subprocess.run([exe, "init"], cwd=tmp, check=True, stdout=subprocess.DEVNULL)
         base = cold_start([sys.executable, "-c", "import sqlite3, json"], tmp)

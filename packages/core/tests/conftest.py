@@ -31,12 +31,13 @@ class SQLiteHarness:
         db = sqlite3.connect(store.path, isolation_level=None)
         try:
             db.execute("DROP TRIGGER events_no_update")
-            if column == "body_byte":
-                body = bytearray(db.execute("SELECT body FROM events WHERE position = ?",
-                                            (position,)).fetchone()[0])
-                body[len(body) // 2] ^= 0x01
-                db.execute("UPDATE events SET body = ? WHERE position = ?",
-                           (bytes(body), position))
+            if column in ("data_byte", "meta_byte"):
+                name = column.removesuffix("_byte")
+                stored = bytearray(db.execute(f"SELECT {name} FROM events WHERE position = ?",
+                                              (position,)).fetchone()[0])
+                stored[len(stored) // 2] ^= 0x01
+                db.execute(f"UPDATE events SET {name} = ? WHERE position = ?",
+                           (bytes(stored), position))
             else:
                 db.execute(f"UPDATE events SET {column} = ? WHERE position = ?",
                            (value, position))
@@ -209,13 +210,14 @@ class PostgresHarness:
         with self._conn(store) as conn:
             conn.execute("ALTER TABLE events DISABLE TRIGGER events_no_update")
             try:
-                if column == "body_byte":
-                    row = conn.execute("SELECT body FROM events WHERE position = %s",
+                if column in ("data_byte", "meta_byte"):
+                    name = column.removesuffix("_byte")
+                    row = conn.execute(f"SELECT {name} FROM events WHERE position = %s",
                                        (position,)).fetchone()
-                    body = bytearray(row[0])
-                    body[len(body) // 2] ^= 0x01
-                    conn.execute("UPDATE events SET body = %s WHERE position = %s",
-                                 (bytes(body), position))
+                    stored = bytearray(row[0])
+                    stored[len(stored) // 2] ^= 0x01
+                    conn.execute(f"UPDATE events SET {name} = %s WHERE position = %s",
+                                 (bytes(stored), position))
                 else:
                     conn.execute(f"UPDATE events SET {column} = %s WHERE position = %s",
                                  (value, position))

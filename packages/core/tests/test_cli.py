@@ -160,7 +160,7 @@ def test_verify_reports_tampering_with_exit_1(notes: Any, tmp_path: Path,
     from cladelog.core.store.sqlite import SQLiteStore
 
     store = SQLiteStore(tmp_path / "cladelog.sqlite3")
-    sqlite_harness.tamper(store, 1, "body_byte", None)
+    sqlite_harness.tamper(store, 1, "data_byte", None)
     store.close()
     r = notes("verify")
     assert r.exit_code == 1

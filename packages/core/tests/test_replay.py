@@ -109,7 +109,7 @@ def test_replay_stops_at_a_broken_chain_and_saves_nothing(
     deployment: Deployment, sqlite_harness: Any
 ) -> None:
     deployment.append([counted(1), counted(2)])
-    sqlite_harness.tamper(deployment.store, 3, "body_byte", None)
+    sqlite_harness.tamper(deployment.store, 3, "data_byte", None)
     with pytest.raises(ChainError) as info:
         deployment.replay()
     assert info.value.position == 3

@@ -63,7 +63,7 @@ def test_init_twice_and_the_schema_table(pg_harness: Any) -> None:
     with PostgresStore(url, create=True) as s:
         s.append(prepared("a", 2))
     with PostgresStore(url, create=True) as s:
-        assert s.schema_version() == 1
+        assert s.schema_version() == 2
         assert s.head().position == 2
         assert s.verify().ok
 
@@ -295,3 +295,56 @@ def test_environment_does_not_leak_schemas(pg_harness: Any) -> None:
     store = pg_harness.new()
     assert store.schema in pg_harness.schemas
     assert os.environ.get("PGOPTIONS") is None
+
+
+# -- upgrading a version-1 log ----------------------------------------------------------------
+_V1_DDL = """
+CREATE TABLE cladelog_schema (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL);
+INSERT INTO cladelog_schema VALUES (1, '2026-11-29T00:00:00.000000Z');
+CREATE TABLE events (position BIGINT PRIMARY KEY, stream TEXT NOT NULL,
+    stream_version BIGINT NOT NULL, type TEXT NOT NULL, schema_version INTEGER NOT NULL,
+    recorded_at TEXT NOT NULL, body BYTEA NOT NULL, hash TEXT NOT NULL,
+    prev_hash TEXT NOT NULL, UNIQUE (stream, stream_version));
+CREATE TABLE cladelog_head (id INTEGER PRIMARY KEY CHECK (id = 1), position BIGINT NOT NULL,
+    hash TEXT NOT NULL);
+CREATE OR REPLACE FUNCTION cladelog_refuse_rewrite() RETURNS trigger AS $$
+BEGIN RAISE EXCEPTION 'cladelog: the event log is append-only (% refused)', TG_OP; END $$
+LANGUAGE plpgsql;
+CREATE TRIGGER events_no_update BEFORE UPDATE OR DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION cladelog_refuse_rewrite();
+"""
+
+
+def test_a_version_1_log_is_upgraded_by_init_only(pg_harness: Any, tmp_path: Path) -> None:
+    from cladelog.core.store.sqlite import SQLiteStore
+    from cladelog.core.testing.conformance import clock
+
+    with SQLiteStore(tmp_path / "source.sqlite3", create=True) as lite:
+        lite.append(prepared("a", 3) + prepared("b", 2), clock=clock)
+        events = list(lite.read())
+    store = pg_harness.new()  # for its fresh schema name; its tables are replaced below
+    schema = store.schema
+    store.close()
+    with pg_harness._conn(store) as conn:
+        for table in ("events", "cladelog_head", "cladelog_schema", "batches", "checkpoints"):
+            conn.execute(f"DROP TABLE {table} CASCADE")
+        conn.execute(_V1_DDL)
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO events VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [(e.position, e.stream, e.stream_version, e.type, e.schema_version,
+                  e.recorded_at, e.body, e.hash, e.prev_hash) for e in events])
+        conn.execute("INSERT INTO cladelog_head VALUES (1, %s, %s)",
+                     (events[-1].position, events[-1].hash))
+    url = pg_harness.url(schema)
+    with pytest.raises(StoreError, match="schema version 1; run 'cladelog init' to upgrade"):
+        PostgresStore(url)
+    with PostgresStore(url, create=True) as s:
+        assert s.schema_version() == 2
+        assert s.verify().ok
+        assert [(e.hash, e.body, e.data) for e in s.read()] == \
+               [(e.hash, e.body, e.data) for e in events]
+        s.append(prepared("a", 1, start=7), clock=clock)
+        assert s.verify().ok and s.head().position == len(events) + 1
+        with pytest.raises(Exception, match="append-only"):
+            pg_harness.raw_execute(s, "UPDATE events SET stream = 'x'")

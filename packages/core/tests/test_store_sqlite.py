@@ -32,9 +32,9 @@ def test_schema_creation_is_safe_to_repeat(tmp_path):  # type: ignore[no-untyped
     path = tmp_path / "log.sqlite3"
     with SQLiteStore(path, create=True) as s:
         s.append([], clock=None)
-        assert s.schema_version() == 1
+        assert s.schema_version() == 2
     with SQLiteStore(path, create=True) as s:
-        assert s.schema_version() == 1
+        assert s.schema_version() == 2
         assert s.head().position == 0
 
 
@@ -44,3 +44,88 @@ def test_open_store_urls(tmp_path):  # type: ignore[no-untyped-def]
         assert isinstance(s, SQLiteStore)
     with pytest.raises(StoreError, match="unsupported URL"):
         open_store("mysql://x/y")
+
+
+# -- upgrading a version-1 log ----------------------------------------------------------------
+# Version 1 stored each event's whole canonical body beside copies of its members.
+_V1_DDL = """
+CREATE TABLE cladelog_schema (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL);
+INSERT INTO cladelog_schema VALUES (1, '2026-11-29T00:00:00.000000Z');
+CREATE TABLE events (position INTEGER PRIMARY KEY, stream TEXT NOT NULL,
+    stream_version INTEGER NOT NULL, type TEXT NOT NULL, schema_version INTEGER NOT NULL,
+    recorded_at TEXT NOT NULL, body BLOB NOT NULL, hash TEXT NOT NULL,
+    prev_hash TEXT NOT NULL, UNIQUE (stream, stream_version));
+CREATE INDEX events_by_type ON events (type, position);
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'append-only'); END;
+CREATE TABLE batches (key TEXT PRIMARY KEY, digest TEXT NOT NULL,
+    first_position INTEGER NOT NULL, last_position INTEGER NOT NULL);
+CREATE TABLE checkpoints (name TEXT PRIMARY KEY, version INTEGER NOT NULL,
+    position INTEGER NOT NULL, head_hash TEXT NOT NULL, state BLOB NOT NULL,
+    digest TEXT NOT NULL);
+"""
+
+
+def _v1_store(path, events):  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    db = sqlite3.connect(path, isolation_level=None)
+    db.executescript(_V1_DDL)
+    db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   [(e.position, e.stream, e.stream_version, e.type, e.schema_version,
+                     e.recorded_at, e.body, e.hash, e.prev_hash) for e in events])
+    db.close()
+
+
+def _some_events(tmp_path):  # type: ignore[no-untyped-def]
+    from cladelog.core.testing.conformance import clock, prepared
+
+    with SQLiteStore(tmp_path / "source.sqlite3", create=True) as s:
+        s.append(prepared("a", 3) + prepared("b", 2, type="test.other"), clock=clock)
+        s.append(prepared("a", 2, start=3), clock=clock)
+        return list(s.read())
+
+
+def test_a_version_1_log_is_upgraded_by_init_only(tmp_path):  # type: ignore[no-untyped-def]
+    from cladelog.core.testing.conformance import clock, prepared
+
+    events = _some_events(tmp_path)
+    path = tmp_path / "v1.sqlite3"
+    _v1_store(path, events)
+    with pytest.raises(StoreError, match="schema version 1; run 'cladelog init' to upgrade"):
+        SQLiteStore(path)
+    with SQLiteStore(path, create=True) as s:  # what `cladelog init` does
+        assert s.schema_version() == 2
+        assert s.verify().ok
+        assert [(e.hash, e.body, e.data, e.meta) for e in s.read()] == \
+               [(e.hash, e.body, e.data, e.meta) for e in events]
+        s.append(prepared("a", 1, start=9), clock=clock)
+        assert s.verify().ok and s.head().position == len(events) + 1
+    with SQLiteStore(path) as s:  # upgraded for good: and the triggers are back
+        import sqlite3
+
+        db = sqlite3.connect(path, isolation_level=None)
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            db.execute("UPDATE events SET stream = 'x'")
+        db.close()
+        assert s.verify().ok
+
+
+def test_an_upgrade_that_cannot_reproduce_a_body_changes_nothing(tmp_path):  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    events = _some_events(tmp_path)
+    path = tmp_path / "v1.sqlite3"
+    # a body that hashes correctly but is not laid out canonically (a space after a colon)
+    e = events[0]
+    odd = e.body.replace(b'"data":', b'"data": ', 1)
+    from cladelog.core.events import chain_hash
+
+    events[0] = e._replace(body=odd, hash=chain_hash(e.prev_hash, odd))
+    _v1_store(path, events[:1])
+    with pytest.raises(StoreError, match=r"cannot upgrade .* nothing was changed"):
+        SQLiteStore(path, create=True)
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()[0] == 1
+    assert db.execute("SELECT body FROM events").fetchone()[0] == odd
+    db.close()

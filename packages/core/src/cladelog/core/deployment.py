@@ -142,7 +142,9 @@ class Deployment:
         """Validate a batch completely; raise :class:`InputError` naming the first bad field."""
         out = []
         metas: dict[str, dict[str, Any]] = {}
-        prepare = self.registry.prepare
+        prepare = self.registry.prepare_encoded
+        owner = self._owner
+        new_event = tuple.__new__  # PreparedEvent's own __new__ is a Python function
 
         def where(i: int) -> str:
             return f"events[{i}]" if len(events) > 1 else "event"
@@ -153,10 +155,10 @@ class Deployment:
                 raise InputError(f"{where(i)}.stream: must be a non-empty string of at most "
                                  "200 chars")
             try:
-                version, data = prepare(e.type, e.data, e.schema_version)
+                version, data, encoded = prepare(e.type, e.data, e.schema_version)
             except InputError as exc:
                 raise type(exc)(f"{where(i)}.{exc}") from None
-            plugin = self._owner[e.type]
+            plugin = owner[e.type]
             meta = metas.get(plugin)
             if meta is None:
                 meta = metas[plugin] = self._meta(plugin, correlation_id)
@@ -164,7 +166,7 @@ class Deployment:
                 if not isinstance(e.meta, Mapping):
                     raise InputError(f"{where(i)}.meta: must be an object")
                 meta = {**meta, **e.meta}
-            out.append(PreparedEvent(e.stream, e.type, version, data, meta))
+            out.append(new_event(PreparedEvent, (stream, e.type, version, data, meta, encoded)))
         return out
 
     def append(

@@ -146,26 +146,29 @@ def replay(
     last_hash = begin.hash
     total = max(stop - begin.position, 0)
     events: Iterable[RecordedEvent] = store.read_verified(begin, stop) if total else ()
+    last_type: str | None = None
+    entry: tuple[int, list[Any]] | None = None
     for event in events:
         read += 1
-        last_hash = event.hash
-        entry = plans.get(event.type)
+        etype = event.type
+        if etype != last_type:  # runs of one type are common: skip the lookup then
+            entry = plans.get(etype)
+            last_type = etype
         if entry is None:
-            skipped[event.type] += 1
-            continue
-        version, plan = entry
-        if not plan:
-            continue
-        if event.schema_version != version:
-            event = event._replace(
-                data=registry.upcast(event.type, event.schema_version, event.data))
-        pos = event.position
-        for k, start, apply in plan:
-            if pos > start:
-                state_list[k] = apply(state_list[k], event)
-                counts[k] += 1
+            skipped[etype] += 1
+        elif entry[1]:
+            version, plan = entry
+            if event.schema_version != version:
+                event = event._replace(
+                    data=registry.upcast(etype, event.schema_version, event.data))
+            pos = event.position
+            for k, start, apply in plan:
+                if pos > start:
+                    state_list[k] = apply(state_list[k], event)
+                    counts[k] += 1
         if progress is not None and read % 5000 == 0:
             progress(read, total)
+        last_hash = event.hash
     for k, name in enumerate(names):
         states[name] = state_list[k]
         applied[name] = counts[k]

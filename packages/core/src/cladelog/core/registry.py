@@ -51,11 +51,19 @@ class EventType:
             raise ValueError(f"event type {self.name!r}: no upcaster from version(s) {missing}")
 
 
+def _schema() -> Any:
+    from . import schema  # cattrs: imported on the first append only
+
+    return schema
+
+
 class EventTypeRegistry:
     """All event types known to a deployment, keyed by name."""
 
     def __init__(self, types: Iterable[EventType] = ()) -> None:
         self._types: dict[str, EventType] = {}
+        # per type: the generated fast dumper of its payload class (None: there is none)
+        self._dumpers: dict[str, Any] = {}
         for t in types:
             self.register(t)
 
@@ -84,6 +92,15 @@ class EventTypeRegistry:
         ``data`` may be an instance of the payload class or a JSON object. New
         events are always written in the current schema version.
         """
+        version, json_data, _ = self.prepare_encoded(name, data, schema_version)
+        return version, json_data
+
+    def prepare_encoded(
+        self, name: str, data: Any, schema_version: int | None = None
+    ) -> tuple[int, Any, bytes | None]:
+        """:meth:`prepare`, plus the canonical bytes of the data when they came for free
+        (payload instances of flat classes; see :func:`cladelog.core.schema.flat_dumper`),
+        else None."""
         et = self.get(name)
         if schema_version is not None and schema_version != et.schema_version:
             if type(schema_version) is not int or schema_version > et.schema_version:
@@ -95,12 +112,24 @@ class EventTypeRegistry:
                 f"schema_version: new {name} events are written in version "
                 f"{et.schema_version}, not {schema_version}"
             )
-        from . import schema  # cattrs: imported on the first append only
-
+        if data.__class__ is et.payload:
+            try:
+                dumper = self._dumpers[name]
+            except KeyError:
+                dumper = self._dumpers[name] = _schema().flat_dumper(et.payload)
+            if dumper is not None:
+                done = dumper(data)
+                if done is not None:
+                    return et.schema_version, done[0], done[1]
+        schema = _schema()
         if isinstance(data, et.payload):
-            return et.schema_version, schema.converter.unstructure(data, et.payload)
+            # attrs does not check annotations when an instance is built: structuring
+            # its unstructured form does, and names the field that does not match
+            json_data = schema.unstructure_checked(data, et.payload)
+            schema.structure(json_data, et.payload)
+            return et.schema_version, json_data, None
         obj: Any = schema.structure(data, et.payload)
-        return et.schema_version, schema.converter.unstructure(obj, et.payload)
+        return et.schema_version, schema.converter.unstructure(obj, et.payload), None
 
     def upcast(self, name: str, schema_version: int, data: Any) -> Any:
         """Bring stored data of ``schema_version`` up to the current version."""
@@ -120,6 +149,4 @@ class EventTypeRegistry:
 
     def structure(self, name: str, data: Any) -> Any:
         """Structure (already upcast) data into the type's payload class."""
-        from .schema import structure
-
-        return structure(data, self.get(name).payload)
+        return _schema().structure(data, self.get(name).payload)

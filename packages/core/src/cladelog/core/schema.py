@@ -20,9 +20,17 @@ from cattrs.cols import (
 )
 from cattrs.v import format_exception, transform_error
 
+from .canonical import MAX_SAFE_INTEGER
 from .errors import InputError
 
-__all__ = ["PayloadError", "converter", "structure", "unstructure"]
+__all__ = [
+    "PayloadError",
+    "converter",
+    "flat_dumper",
+    "structure",
+    "unstructure",
+    "unstructure_checked",
+]
 
 T = TypeVar("T")
 
@@ -133,6 +141,141 @@ def structure(data: Any, cls: type[T], *, path: str = "data") -> T:
         raise PayloadError(f"{path}: {exc}") from None
 
 
+def unstructure_checked(obj: Any, cls: type, *, path: str = "data") -> Any:
+    """Unstructure an instance of ``cls``; a field cattrs cannot convert (a number where
+    a list belongs, say) raises :class:`PayloadError` naming that field."""
+    try:
+        return converter.unstructure(obj, cls)
+    except Exception as exc:
+        import attrs
+
+        for f in attrs.fields(cls):
+            try:
+                converter.unstructure(getattr(obj, f.name), f.type)
+            except Exception:
+                raise PayloadError(f"{path}.{f.name}: cannot be converted to JSON "
+                                   f"({type(exc).__name__}: {exc})") from None
+        raise PayloadError(f"{path}: cannot be converted to JSON ({exc})") from None
+
+
 def unstructure(obj: Any) -> Any:
     """Unstructure an attrs payload into plain JSON values."""
     return converter.unstructure(obj)
+
+
+# -- the append hot path: payload instances of flat classes ----------------------------------
+#
+# Unstructuring an attrs instance with cattrs and then scanning the result for its canonical
+# form costs more than the rest of an append. For a payload class whose fields are all JSON
+# scalars (str, int, float, bool, optionally None) or lists of them, a function generated
+# once per class reads the fields, checks each value's exact type, and writes the canonical
+# JSON text directly (members in sorted order, known at generation time). Anything it is
+# not sure about (a subclass, a float whose shortest form differs between Python and
+# ECMAScript, a field of another type) makes it return None, and the caller takes the
+# general path, which behaves exactly as before.
+
+_SCALARS = {str: "str", int: "int", float: "float", bool: "bool"}
+MAX_SAFE = MAX_SAFE_INTEGER
+
+
+class _Slow(Exception):
+    """The instance needs the general path."""
+
+
+def _leaf(kind: str, var: str, out: str) -> list[str]:
+    """Statements checking ``var`` of ``kind`` and setting ``out`` to its JSON text."""
+    if kind == "str":
+        return [f"if {var}.__class__ is not str: raise _Slow", f"{out} = enc({var})"]
+    if kind == "bool":
+        return [f"if {var} is True: {out} = 'true'", f"elif {var} is False: {out} = 'false'",
+                "else: raise _Slow"]
+    if kind == "int":
+        return [f"if {var}.__class__ is not int or not -{MAX_SAFE} <= {var} <= {MAX_SAFE}: "
+                "raise _Slow", f"{out} = int_repr({var})"]
+    return [  # float; an int is a valid number too (cattrs keeps it an int)
+        f"if {var}.__class__ is float:",
+        # repr() is the ECMAScript form for non-integral values in [1e-4, 1e16); an
+        # integral value below 2**53 is written as that integer; the rest (tiny, huge,
+        # NaN, infinite) goes to the general path
+        f"    if {var}.is_integer() and -{MAX_SAFE} <= {var} <= {MAX_SAFE}:",
+        f"        {out} = int_repr(int({var}))",
+        f"    elif 1e-4 <= abs({var}) < 1e16: {out} = float_repr({var})",
+        "    else: raise _Slow",
+        f"elif {var}.__class__ is int and -{MAX_SAFE} <= {var} <= {MAX_SAFE}:",
+        f"    {out} = int_repr({var})",
+        "else: raise _Slow",
+    ]
+
+
+def _field_kind(tp: Any) -> tuple[str, str, bool] | None:
+    """(``scalar``/``list``, leaf kind, optional) for a supported annotation, else None."""
+    optional = False
+    args = typing.get_args(tp)
+    if args and type(None) in args and len(args) == 2:
+        optional = True
+        tp = next(a for a in args if a is not type(None))
+    if tp in _SCALARS:
+        return "scalar", _SCALARS[tp], optional
+    if typing.get_origin(tp) is list:
+        (item,) = typing.get_args(tp) or (None,)
+        if item in _SCALARS:
+            return "list", _SCALARS[item], optional
+    return None
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines]
+
+
+def flat_dumper(cls: type) -> Any:
+    """A function ``instance -> (json_object, canonical_bytes) | None`` for a flat attrs
+    class (its fields JSON scalars or lists of them), or None for any other class.
+
+    The function returns None for an instance it cannot encode exactly; the bytes
+    it does return equal ``canonical_bytes`` of the object it returns.
+    """
+    from json import encoder
+
+    import attrs  # already imported by every payload class
+
+    c_encode_basestring = getattr(encoder, "c_encode_basestring", None)
+    if c_encode_basestring is None:  # pragma: no cover - CPython always has it
+        return None
+    try:
+        fields = attrs.fields(attrs.resolve_types(cls))
+    except Exception:  # unresolvable annotations: the general path copes or reports
+        return None
+    lines: list[str] = []
+    items, members = [], []
+    for k, f in enumerate(fields):
+        kind = _field_kind(f.type)
+        if kind is None or not f.name.isidentifier() or not f.name.isascii() \
+                or f.name.startswith("_"):
+            return None
+        shape, leaf, optional = kind
+        var, out = f"v{k}", f"t{k}"
+        step = [f"{var} = o.{f.name}"]
+        if shape == "scalar":
+            check = _leaf(leaf, var, out)
+        else:
+            check = [f"if {var}.__class__ is not list: raise _Slow", "parts = []",
+                     f"for x in {var}:", *_indent(_leaf(leaf, "x", "tx")),
+                     "    parts.append(tx)",
+                     f"{out} = '[' + ','.join(parts) + ']'",
+                     f"{var} = list({var})"]  # a copy: the event must not share it
+        if optional:
+            check = [f"if {var} is None: {out} = 'null'", "else:", *_indent(check)]
+        lines += step + check
+        items.append(f"{f.name!r}: {var}")
+        members.append((f.name, out))
+    members.sort()  # ASCII names: code-point order is RFC 8785's UTF-16 order
+    text = ",".join(f'"{name}":{{{out}}}' for name, out in members)
+    lines.append("d = {" + ", ".join(items) + "}")
+    lines.append(f"return d, f'{{{{{text}}}}}'.encode('utf-8')")
+    # a lone surrogate fails the UTF-8 encoding: the general path names it
+    source = "\n".join(["def dump(o):", "    try:", *_indent(_indent(lines)),
+                        "    except (_Slow, UnicodeEncodeError):", "        return None", ""])
+    namespace: dict[str, Any] = {"_Slow": _Slow, "enc": c_encode_basestring,
+                                 "int_repr": int.__repr__, "float_repr": float.__repr__}
+    exec(source, namespace)
+    return namespace["dump"]

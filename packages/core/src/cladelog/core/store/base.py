@@ -20,6 +20,7 @@ from ..errors import ChainError, ConcurrencyError, InputError
 from ..events import (
     GENESIS_HASH,
     RecordedEvent,
+    assemble_body,
     chain_hash,
     encode_body,
     utc_now,
@@ -36,26 +37,40 @@ __all__ = [
     "VerifyReport",
     "batch_digest",
     "build_batch",
+    "build_rows",
     "check_import",
     "check_row",
     "encode_batch",
     "event_from_json",
+    "event_from_row",
+    "row_body",
     "row_filter",
+    "split_body",
     "verify_rows",
 ]
 
-# (position, stream, stream_version, type, schema_version, recorded_at, body, hash, prev_hash)
-RawRow = tuple[int, str, int, str, int, str, bytes, str, str]
+# A stored row: (position, stream, stream_version, type, schema_version, recorded_at,
+# data, meta, hash, prev_hash). ``data`` and ``meta`` are the canonical bytes of those
+# members; every other member of the hashed body is a column, so the body is never stored
+# twice and a column can never disagree with what was hashed: changing one changes the
+# body rebuilt from the row, and the hash no longer matches (see :func:`row_body`).
+RawRow = tuple[int, str, int, str, int, str, bytes, bytes, str, str]
 
 
 class PreparedEvent(NamedTuple):
-    """A validated event ready for a store: JSON data in the current schema version."""
+    """A validated event ready for a store: JSON data in the current schema version.
+
+    ``encoded``, when given, is ``canonical_bytes(data)`` computed while validating
+    (the deployment does so for flat payload classes), so the store need not
+    encode ``data`` again.
+    """
 
     stream: str
     type: str
     schema_version: int
     data: Any
     meta: Mapping[str, Any]
+    encoded: bytes | None = None
 
 
 @attrs.frozen
@@ -118,7 +133,10 @@ def encode_batch(events: Sequence[PreparedEvent], *, digest: bool = True) -> Enc
             meta_bytes = metas.get(id(e.meta))
             if meta_bytes is None:
                 meta_bytes = metas[id(e.meta)] = canonical_bytes(e.meta, path="$.meta")
-            parts.append((canonical_bytes(e.data, path="$.data"), meta_bytes))
+            data_bytes = e.encoded
+            if data_bytes is None:
+                data_bytes = canonical_bytes(e.data, path="$.data")
+            parts.append((data_bytes, meta_bytes))
         except CanonicalError as exc:
             where = f"events[{i}]" if len(events) > 1 else "event"
             raise InputError(f"{where}.{str(exc).removeprefix('$.')}") from None
@@ -148,6 +166,17 @@ def build_batch(
 
     Raises :class:`ConcurrencyError` when a stream is not at its expected version.
     """
+    return build_rows(batch, head, current_versions, expected_versions, clock)[0]
+
+
+def build_rows(
+    batch: EncodedBatch | Sequence[PreparedEvent],
+    head: Head,
+    current_versions: Mapping[str, int],
+    expected_versions: Mapping[str, int] | None,
+    clock: Callable[[], str] | None = None,
+) -> tuple[list[RecordedEvent], list[RawRow]]:
+    """:func:`build_batch`, plus each event as the row a store inserts (a :data:`RawRow`)."""
     if not isinstance(batch, EncodedBatch):
         batch = encode_batch(batch)
     if expected_versions:
@@ -159,118 +188,236 @@ def build_batch(
     position, prev = head.position, head.hash
     now = (clock or utc_now)()
     out: list[RecordedEvent] = []
+    rows: list[RawRow] = []
     sha256 = hashlib.sha256
     prev_raw = bytes(32) if prev == GENESIS_HASH else bytes.fromhex(prev)
     # The body's members after data and meta, laid out as assemble_body does (the
-    # conformance suite pins the bytes); strings are quoted once per batch.
-    quoted: dict[str, str] = {}
-
-    def quote(value: object, field: str) -> str:
-        q = quoted.get(value) if value.__class__ is str else None  # type: ignore[arg-type]
-        if q is None:
-            if value.__class__ is not str:
-                raise InputError(f"event at position {position}: {field}: must be a string")
-            q = _json_str(value)
-            try:
-                q.encode("utf-8")
-            except UnicodeEncodeError:
-                raise InputError(f"event at position {position}: {field}: contains a lone "
-                                 "surrogate") from None
-            quoted[value] = q  # type: ignore[index]
-        return q
-
-    now_q = quote(now, "recorded_at")
+    # conformance suite pins the bytes). Per (stream, type, schema_version) the text
+    # around the stream version is built once per batch.
+    now_q = _quoted(now, "recorded_at", position + 1)
+    shapes: dict[tuple[str, str, int], tuple[bytes, bytes]] = {}
+    new_event = tuple.__new__  # RecordedEvent's own __new__ is a Python function
     for e, (data_bytes, meta_bytes) in zip(batch.events, batch.parts, strict=True):
         position += 1
-        stream = e.stream
+        stream, type_, schema_version = e.stream, e.type, e.schema_version
         version = versions.get(stream, 0) + 1
         versions[stream] = version
-        if e.schema_version.__class__ is not int:
-            raise InputError(f"event at position {position}: schema_version: must be an integer")
-        tail = (f',"position":{position},"prev_hash":"{prev}","recorded_at":{now_q},'
-                f'"schema_version":{e.schema_version},"stream":{quote(stream, "stream")},'
-                f'"stream_version":{version},"type":{quote(e.type, "type")}}}')
-        body = b'{"data":' + data_bytes + b',"meta":' + meta_bytes + tail.encode("utf-8")
+        shape = shapes.get((stream, type_, schema_version))
+        if shape is None:
+            if schema_version.__class__ is not int:
+                raise InputError(f"event at position {position}: schema_version: must be an "
+                                 "integer")
+            shape = shapes[(stream, type_, schema_version)] = (
+                f'","recorded_at":{now_q},"schema_version":{schema_version},'
+                f'"stream":{_quoted(stream, "stream", position)},"stream_version":'
+                .encode(),
+                f',"type":{_quoted(type_, "type", position)}}}'.encode(),
+            )
+        body = b'{"data":%b,"meta":%b,"position":%d,"prev_hash":"%b%b%d%b' % (
+            data_bytes, meta_bytes, position, prev.encode("ascii"), shape[0], version, shape[1])
         prev_raw = sha256(prev_raw + body).digest()
         hex_hash = prev_raw.hex()
-        out.append(RecordedEvent(position, stream, version, e.type, e.schema_version, e.data,
-                                 e.meta, now, prev, hex_hash, body))
+        out.append(new_event(RecordedEvent, (position, stream, version, type_, schema_version,
+                                             e.data, e.meta, now, prev, hex_hash, body)))
+        rows.append((position, stream, version, type_, schema_version, now, data_bytes,
+                     meta_bytes, hex_hash, prev))
         prev = hex_hash
-    return out
+    return out, rows
+
+
+def _quoted(value: object, field: str, position: int) -> str:
+    """A JSON string for the body, or :class:`InputError` naming the event and field."""
+    if value.__class__ is not str:
+        raise InputError(f"event at position {position}: {field}: must be a string")
+    q = _json_str(value)
+    try:
+        q.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"event at position {position}: {field}: contains a lone "
+                         "surrogate") from None
+    return q
 
 
 _json_str = json.JSONEncoder(ensure_ascii=False).encode
 
 
+def row_body(row: RawRow) -> bytes:
+    """The canonical body a stored row stands for (the bytes its hash covers)."""
+    position, stream, stream_version, type_, schema_version, recorded_at, data, meta, _, prev = row
+    return assemble_body(bytes(data), bytes(meta), position=position, stream=stream,
+                         stream_version=stream_version, type=type_,
+                         schema_version=schema_version, recorded_at=recorded_at,
+                         prev_hash=prev)
+
+
+def event_from_row(row: RawRow) -> RecordedEvent:
+    """A stored row as an event (not chain-checked)."""
+    return RecordedEvent(row[0], row[1], row[2], row[3], row[4], json.loads(row[6]),
+                         json.loads(row[7]), row[5], row[9], row[8], row_body(row))
+
+
+def split_body(event: RecordedEvent) -> tuple[bytes, bytes]:
+    """The canonical bytes of ``data`` and ``meta`` inside an event's body, for storing.
+
+    Raises :class:`ChainError` when the body is not laid out as cladelog lays out a
+    canonical event (then its row could not reproduce it).
+    """
+    try:
+        text = event.body.decode("utf-8")
+        _, end = _decode_value(text, _DATA_AT)
+        if not text.startswith('{"data":') or not text.startswith(_META_KEY, end):
+            raise ValueError("layout")
+        _, meta_end = _decode_value(text, end + len(_META_KEY))
+        data = text[_DATA_AT:end].encode("utf-8")
+        meta = text[end + len(_META_KEY):meta_end].encode("utf-8")
+        row = (event.position, event.stream, event.stream_version, event.type,
+               event.schema_version, event.recorded_at, data, meta, event.hash,
+               event.prev_hash)
+        if row_body(row) != event.body:
+            raise ValueError("layout")
+    except (ValueError, CanonicalError):
+        raise ChainError(event.position, "the event's body is not a canonical cladelog "
+                                         "event document") from None
+    return data, meta
+
+
 def check_row(row: RawRow, expected_position: int, prev_hash: str) -> tuple[RecordedEvent, str]:
     """Check one stored row against the chain; return the event or raise :class:`ChainError`."""
-    position, stream, stream_version, type_, schema_version, recorded_at, body, hash_, prev = row
+    position, hash_, prev = row[0], row[8], row[9]
     if position != expected_position:
         raise ChainError(expected_position, f"missing: the next stored position is {position}")
-    try:
-        event = RecordedEvent.from_body(bytes(body), hash_)
-    except (ValueError, KeyError, TypeError):
-        raise ChainError(position, "stored body is not a valid event document") from None
-    if chain_hash(prev_hash, bytes(body)) != hash_:
-        raise ChainError(position, "hash does not match the stored event")
-    if prev != prev_hash or event.prev_hash != prev_hash:
+    if prev != prev_hash:
         raise ChainError(position, "prev_hash does not link to the previous event")
-    columns = (position, stream, stream_version, type_, schema_version, recorded_at)
-    inner = (event.position, event.stream, event.stream_version, event.type,
-             event.schema_version, event.recorded_at)
-    if columns != inner:
-        names = ("position", "stream", "stream_version", "type", "schema_version", "recorded_at")
-        bad = next(n for n, a, b in zip(names, columns, inner, strict=True) if a != b)
-        raise ChainError(position, f"column {bad} disagrees with the hashed event")
-    return event, hash_
+    try:
+        body = row_body(row)
+    except CanonicalError as exc:
+        raise ChainError(position, f"a stored column is not valid ({exc})") from None
+    if chain_hash(prev_hash, body) != hash_:
+        raise ChainError(position, "hash does not match the stored event")
+    try:
+        data, meta = json.loads(row[6]), json.loads(row[7])
+        if meta.__class__ is not dict:
+            raise ValueError("meta")
+    except ValueError:
+        raise ChainError(position, "stored data or meta is not valid JSON") from None
+    return RecordedEvent(position, row[1], row[2], row[3], row[4], data, meta, row[5], prev,
+                         hash_, body), hash_
 
 
 _decode_value = json.JSONDecoder().raw_decode
+_scan_once: Callable[[str, int], tuple[Any, int]] = (
+    json.JSONDecoder().scan_once)  # type: ignore[attr-defined]
 _DATA_AT = len('{"data":')
 _META_KEY = ',"meta":'
+_FLAT = (str, int, float, bool, type(None))
 
 
-def verified_events(rows: Iterable[RawRow], start: Head) -> Iterator[RecordedEvent]:
+# A row as replay reads it: a RawRow without its prev_hash column (REPLAY_COLUMNS).
+ReplayRow = tuple[int, str, int, str, int, str, bytes, bytes, str]
+REPLAY_COLUMNS = ("position, stream, stream_version, type, schema_version, recorded_at, data, "
+                  "meta, hash")
+
+
+def verified_events(rows: Iterable[ReplayRow], start: Head) -> Iterator[RecordedEvent]:
     """Turn stored rows into events, checking each against the chain (the replay hot path).
 
-    Equivalent to :func:`check_row` per row, but parses only ``data`` and
-    ``meta`` from the body: the rest of the body is compared byte for byte
-    with its expected canonical form, rebuilt from the row's columns.
+    Equivalent to :func:`check_row` per row, with the body's fixed parts laid out
+    once per (stream, type, schema version), and a flat ``meta`` parsed once per
+    distinct value (each event still gets its own copy). The body is rebuilt with
+    the previous event's hash, so the hash check also proves the link; the
+    ``prev_hash`` column (which only the insert trigger uses) is not read here, and
+    :meth:`EventStore.verify` checks it.
     """
     position, prev = start.position, start.hash
     prev_raw = bytes(32) if prev == GENESIS_HASH else bytes.fromhex(prev)
     sha256 = hashlib.sha256
-    quoted: dict[str, str] = {}
-    dumps = json.dumps
+    loads = json.loads
+    scan = _scan_once
+    shapes: dict[tuple[str, str, int], tuple[bytes, bytes]] = {}
+    metas: dict[bytes, dict[str, Any]] = {}
+    last_time: str | None = None
+    time_q = b""
+    last_key: tuple[Any, ...] = (None, None, None)
+    shape = (b"", b"")
+    last_meta_b: bytes | None = None
+    last_meta: dict[str, Any] = {}
+    new_event = tuple.__new__  # RecordedEvent's own __new__ is a Python function
+    prev_b = prev.encode("ascii")
     for row in rows:
-        pos, stream, stream_version, type_, schema_version, recorded_at, body, hash_, prev_h = row
+        pos, stream, stream_version, type_, schema_version, recorded_at, data_b, meta_b, \
+            hash_ = row
         position += 1
         if pos != position:
             raise ChainError(position, f"missing: the next stored position is {pos}")
-        body = bytes(body)
+        if pos.__class__ is not int or stream_version.__class__ is not int:
+            raise ChainError(position, "a stored column is not valid (not an integer)")
+        # consecutive events mostly share stream, type and schema version: comparing
+        # with the last ones is cheaper than hashing the fresh strings for a lookup
+        if stream != last_key[0] or type_ != last_key[1] or schema_version != last_key[2]:
+            last_key = (stream, type_, schema_version)
+            known = shapes.get(last_key)
+            if known is None:
+                try:
+                    known = shapes[last_key] = _shape(stream, type_, schema_version)
+                except CanonicalError as exc:
+                    raise ChainError(pos, f"a stored column is not valid ({exc})") from None
+            shape = known
+        if recorded_at != last_time:  # a batch shares one time: quote it once
+            try:
+                time_q = _quoted(recorded_at, "recorded_at", pos).encode("utf-8")
+            except InputError:
+                raise ChainError(pos, "a stored column is not valid (recorded_at)") from None
+            last_time = recorded_at
+        try:
+            body = b'{"data":%b,"meta":%b,"position":%d,"prev_hash":"%b","recorded_at":%b%b%d%b' % (
+                data_b, meta_b, pos, prev_b, time_q, shape[0], stream_version, shape[1])
+        except TypeError:
+            raise ChainError(pos, "a stored column is not valid") from None
         digest = sha256(prev_raw + body).digest()
         if digest.hex() != hash_:
             raise ChainError(pos, "hash does not match the stored event")
-        if prev_h != prev:
-            raise ChainError(pos, "prev_hash does not link to the previous event")
         try:
-            text = body.decode("utf-8")
-            data, end = _decode_value(text, _DATA_AT)
-            if not text.startswith(_META_KEY, end):
-                raise ValueError("meta")
-            meta, end = _decode_value(text, end + len(_META_KEY))
-        except ValueError:
-            raise ChainError(pos, "stored body is not a valid event document") from None
-        qs = quoted.get(stream) or quoted.setdefault(stream, dumps(stream, ensure_ascii=False))
-        qt = quoted.get(type_) or quoted.setdefault(type_, dumps(type_, ensure_ascii=False))
-        tail = (f',"position":{pos},"prev_hash":"{prev}","recorded_at":"{recorded_at}",'
-                f'"schema_version":{schema_version},"stream":{qs},'
-                f'"stream_version":{stream_version},"type":{qt}}}')
-        if not text.startswith('{"data":') or text[end:] != tail:
-            raise ChainError(pos, "the stored columns disagree with the hashed event")
-        prev, prev_raw = hash_, digest
-        yield RecordedEvent(pos, stream, stream_version, type_, schema_version, data, meta,
-                            recorded_at, prev, hash_, body)
+            # the scanner behind json.loads, minus its whitespace handling and bytes
+            # sniffing (canonical bytes have neither): about twice as fast
+            text = data_b.decode("utf-8")
+            data, end = scan(text, 0)
+            if end != len(text):
+                raise ValueError("data")
+            if meta_b == last_meta_b:
+                meta = last_meta.copy()
+            else:
+                cached = metas.get(meta_b)
+                if cached is not None:
+                    meta = cached
+                else:
+                    meta = loads(meta_b)
+                    if meta.__class__ is not dict:
+                        raise ValueError("meta")
+                    if len(metas) < 1024 and all(v.__class__ in _FLAT for v in meta.values()):
+                        metas[meta_b] = meta
+                if metas.get(meta_b) is meta:  # a cached (flat) meta: hand out copies
+                    last_meta_b, last_meta = meta_b, meta
+                    meta = meta.copy()
+        except (ValueError, StopIteration):
+            raise ChainError(pos, "stored data or meta is not valid JSON") from None
+        yield new_event(RecordedEvent, (pos, stream, stream_version, type_, schema_version,
+                                        data, meta, recorded_at, prev, hash_, body))
+        prev, prev_raw, prev_b = hash_, digest, hash_.encode("ascii")
+
+
+def _shape(stream: str, type_: str, schema_version: int) -> tuple[bytes, bytes]:
+    """The body's bytes around ``stream_version``, after ``recorded_at``."""
+    if schema_version.__class__ is not int:
+        raise CanonicalError("$.schema_version: must be an integer")
+    for name, value in (("stream", stream), ("type", type_)):
+        if value.__class__ is not str:
+            raise CanonicalError(f"$.{name}: must be a string")
+    try:
+        return (f',"schema_version":{schema_version},"stream":{_json_str(stream)},'
+                f'"stream_version":'.encode(),
+                f',"type":{_json_str(type_)}}}'.encode())
+    except UnicodeEncodeError:
+        raise CanonicalError("$.stream: string contains a lone surrogate") from None
 
 
 def row_filter(
@@ -405,11 +552,12 @@ class EventStore(abc.ABC):
     ) -> Iterator[RecordedEvent]:
         """Events in position order (not chain-checked; see :meth:`verify`)."""
         for row in self.read_rows(start, stop, stream=stream, types=types):
-            yield RecordedEvent.from_body(bytes(row[6]), row[7])
+            yield event_from_row(row)
 
     def read_verified(self, start: Head, stop: int | None = None) -> Iterator[RecordedEvent]:
         """Events after ``start``, each checked against the chain as it is read."""
-        return verified_events(self.read_rows(start.position + 1, stop), start)
+        rows = (row[:9] for row in self.read_rows(start.position + 1, stop))
+        return verified_events(rows, start)
 
     @abc.abstractmethod
     def head(self) -> Head:

@@ -35,7 +35,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..canonical import canonical_bytes
-from ..errors import ImportConflictError, InputError, StoreError
+from ..errors import ChainError, ImportConflictError, InputError, StoreError
 from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
     Checkpoint,
@@ -45,20 +45,20 @@ from .base import (
     ImportResult,
     PreparedEvent,
     RawRow,
-    build_batch,
+    build_rows,
     check_import,
     encode_batch,
     row_filter,
+    split_body,
 )
 
 __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: data and meta columns instead of the whole body (as SQLite's)
 CHANNEL = "cladelog_events"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-_COLUMNS = (
-    "position, stream, stream_version, type, schema_version, recorded_at, body, hash, prev_hash"
-)
+_COLUMNS = ("position, stream, stream_version, type, schema_version, recorded_at, data, meta, "
+            "hash, prev_hash")
 
 _DDL = f"""
 CREATE TABLE IF NOT EXISTS cladelog_schema (
@@ -72,7 +72,8 @@ CREATE TABLE IF NOT EXISTS events (
     type TEXT NOT NULL,
     schema_version INTEGER NOT NULL,
     recorded_at TEXT NOT NULL,
-    body BYTEA NOT NULL,
+    data BYTEA NOT NULL,
+    meta BYTEA NOT NULL,
     hash TEXT NOT NULL,
     prev_hash TEXT NOT NULL,
     UNIQUE (stream, stream_version)
@@ -188,11 +189,48 @@ class PostgresStore(EventStore):
         with self._pool.connection() as conn, conn.transaction():
             # one creator at a time: concurrent `init`s must not race on CREATE ... IF NOT EXISTS
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('cladelog_schema'))")
+            conn.execute("CREATE TABLE IF NOT EXISTS cladelog_schema (version INTEGER PRIMARY "
+                         "KEY, applied_at TEXT NOT NULL)")
+            row = conn.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()
+            if row is not None and row[0] == 1:
+                self._upgrade_from_v1(conn)
             conn.execute(_DDL)
             conn.execute(
                 "INSERT INTO cladelog_schema (version, applied_at) VALUES (%s, %s) "
                 "ON CONFLICT (version) DO NOTHING", (SCHEMA_VERSION, utc_now()),
             )
+
+    def _upgrade_from_v1(self, conn: Any) -> None:
+        """Version 1 -> 2 inside the caller's transaction: split each stored body into data
+        and meta (checking the new row rebuilds exactly the old body), drop the body."""
+        conn.execute("ALTER TABLE events DISABLE TRIGGER events_no_update")
+        conn.execute("ALTER TABLE events ADD COLUMN data BYTEA, ADD COLUMN meta BYTEA")
+        done = 0
+        while True:
+            rows = conn.execute(
+                "SELECT position, stream, stream_version, type, schema_version, recorded_at, "
+                "body, hash, prev_hash FROM events WHERE position > %s ORDER BY position "
+                "LIMIT 2000", (done,),
+            ).fetchall()
+            if not rows:
+                break
+            updates = []
+            for r in rows:
+                event = RecordedEvent(int(r[0]), r[1], int(r[2]), r[3], r[4], None, {}, r[5],
+                                      r[8], r[7], bytes(r[6]))
+                try:
+                    data, meta = split_body(event)
+                except ChainError as exc:
+                    raise StoreError(f"store: cannot upgrade schema {self.schema!r} from "
+                                     f"version 1: {exc}; nothing was changed") from None
+                updates.append((data, meta, event.position))
+            with conn.cursor() as cur:
+                cur.executemany("UPDATE events SET data = %s, meta = %s WHERE position = %s",
+                                updates)
+            done = int(rows[-1][0])
+        conn.execute("ALTER TABLE events DROP COLUMN body, ALTER COLUMN data SET NOT NULL, "
+                     "ALTER COLUMN meta SET NOT NULL")
+        conn.execute("ALTER TABLE events ENABLE TRIGGER events_no_update")
 
     def _check_schema(self) -> None:
         psycopg = self._psycopg
@@ -206,6 +244,9 @@ class PostgresStore(EventStore):
         except psycopg.Error as exc:
             raise StoreError(f"store: {_describe(exc)}") from None
         version = row[0] if row else None
+        if version is not None and version < SCHEMA_VERSION:
+            raise StoreError(f"store: schema {self.schema!r} has schema version {version}; "
+                             f"run 'cladelog init' to upgrade it to {SCHEMA_VERSION}")
         if version is None or version > SCHEMA_VERSION:
             raise StoreError(f"store: schema version {version} is not supported "
                              f"(this cladelog knows {SCHEMA_VERSION})")
@@ -275,15 +316,13 @@ class PostgresStore(EventStore):
                     ).fetchall()
                     current = {s: 0 for s in streams} | {s: int(v) for s, v in rows}
                     assert head_row is not None
-                    recorded = build_batch(batch, Head(int(head_row[0]), head_row[1]), current,
-                                           expected_versions, clock)
+                    recorded, new_rows = build_rows(batch, Head(int(head_row[0]), head_row[1]),
+                                                    current, expected_versions, clock)
                     with conn.cursor() as cur, cur.copy(
                         f"COPY events ({_COLUMNS}) FROM STDIN"
                     ) as copy:
-                        for e in recorded:  # COPY fires the row triggers like INSERT
-                            copy.write_row((e.position, e.stream, e.stream_version, e.type,
-                                            e.schema_version, e.recorded_at, e.body, e.hash,
-                                            e.prev_hash))
+                        for r in new_rows:  # COPY fires the row triggers like INSERT
+                            copy.write_row(r)
                     conn.execute("UPDATE cladelog_head SET position = %s, hash = %s WHERE id = 1",
                                  (recorded[-1].position, recorded[-1].hash))
                     conn.execute(
@@ -323,11 +362,12 @@ class PostgresStore(EventStore):
                             )
                         present += 1
                     else:
+                        data, meta = split_body(e)
                         conn.execute(
                             f"INSERT INTO events ({_COLUMNS}) "
-                            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                             (e.position, e.stream, e.stream_version, e.type, e.schema_version,
-                             e.recorded_at, e.body, e.hash, e.prev_hash),
+                             e.recorded_at, data, meta, e.hash, e.prev_hash),
                         )
                         appended += 1
                     position, prev = e.position, e.hash
@@ -364,9 +404,7 @@ class PostgresStore(EventStore):
                 f"SELECT {_COLUMNS} FROM events WHERE {where} ORDER BY position",
                 args,
             )
-            for row in cur:
-                yield (row[0], row[1], row[2], row[3], row[4], row[5], bytes(row[6]),
-                       row[7], row[8])
+            yield from cur
 
     def head(self) -> Head:
         with self._pool.connection() as conn:

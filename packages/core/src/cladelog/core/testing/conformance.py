@@ -46,7 +46,11 @@ class StoreHarness(Protocol):
         """Run one SQL statement on a raw connection (no cladelog code); raise on refusal."""
 
     def tamper(self, store: EventStore, position: int, column: str, value: Any) -> None:
-        """Overwrite a stored column with the append-only protection lifted."""
+        """Overwrite a stored column with the append-only protection lifted.
+
+        ``column`` ``data_byte`` / ``meta_byte``: flip one bit in the middle of the
+        stored ``data`` / ``meta`` bytes instead (``value`` is then ignored).
+        """
 
 
 def prepared(stream: str, n: int, *, type: str = "test.happened", start: int = 0
@@ -149,7 +153,7 @@ class StoreConformance:
     # -- append-only, enforced by the database ---------------------------------------------
     @pytest.mark.parametrize("sql", [
         "UPDATE events SET type = 'x.y' WHERE position = 1",
-        "UPDATE events SET body = body",
+        "UPDATE events SET data = data",
         "DELETE FROM events WHERE position = 2",
         "DELETE FROM events",
     ])
@@ -171,7 +175,8 @@ class StoreConformance:
             store_harness.raw_execute(
                 store,
                 "INSERT INTO events (position, stream, stream_version, type, schema_version, "
-                "recorded_at, body, hash, prev_hash) VALUES (7, 'z', 1, 'x.y', 1, 't', 'e', "
+                "recorded_at, data, meta, hash, prev_hash) VALUES (7, 'z', 1, 'x.y', 1, 't', "
+                "'1', '{}', "
                 f"'{'1' * 64}', '{'2' * 64}')",
             )
         assert store.head().position == 2
@@ -199,8 +204,9 @@ class StoreConformance:
 
     # -- verification ----------------------------------------------------------------------
     @pytest.mark.parametrize("column,value", [
-        ("body_byte", None), ("hash", "f" * 64), ("prev_hash", "e" * 64), ("type", "test.forged"),
-        ("stream", "forged"),
+        ("data_byte", None), ("meta_byte", None), ("hash", "f" * 64), ("prev_hash", "e" * 64),
+        ("type", "test.forged"), ("stream", "forged"), ("stream_version", 9),
+        ("schema_version", 2), ("recorded_at", "2030-01-01T00:00:00.000000Z"),
     ])
     def test_verify_names_a_tampered_position(
         self, store_harness: StoreHarness, store: EventStore, column: str, value: Any
