@@ -170,8 +170,12 @@ def test_event_type_definitions_are_checked() -> None:
 
     with pytest.raises(ValueError, match="no upcaster from version"):
         EventType("x.y", P, schema_version=3, upcasters={1: dict})
-    with pytest.raises(ValueError, match="must look like"):
-        EventType("Bad Name", P)
+    for bad in ("Bad Name", "plain", "a.", ".b", "a..b", "a.B", "a.1b", "1a.b", "a.b-c",
+                "a.b\n", "ä.b"):
+        with pytest.raises(ValueError, match="must look like"):
+            EventType(bad, P)
+    for good in ("a.b", "fork_score.branch_scored", "x1.y_2.z3"):
+        assert EventType(good, P).name == good
 
 
 # -- the gate -------------------------------------------------------------------------------

@@ -26,7 +26,6 @@ import hashlib
 import json
 import math
 from collections.abc import Callable
-from decimal import Decimal
 from typing import Any
 
 __all__ = [
@@ -83,6 +82,8 @@ def es6_number(value: float) -> str:
     if value == 0:
         return "0"
     sign = "-" if value < 0 else ""
+    from decimal import Decimal  # only odd floats come here: keep it off the start path
+
     # repr gives the shortest round-trip digits; Decimal splits them from the exponent.
     _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
     digits = "".join(map(str, digit_tuple)).lstrip("0")

@@ -13,14 +13,33 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-import click
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while modules load.
+
+    Importing builds many long-lived objects, which trigger collections that find
+    nothing to free; pausing them saves about 5 ms of the ~80 ms a command takes
+    to start (benchmarks/README.md). The previous state is restored afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+with _gc_paused():
+    import click
 
 if TYPE_CHECKING:
     from .deployment import Deployment
@@ -58,10 +77,11 @@ class _State:
 
     def deployment(self) -> Deployment:
         if self._deployment is None:
-            from .config import find_config
-            from .deployment import Deployment
+            with _gc_paused():
+                from .config import find_config
+                from .deployment import Deployment
 
-            self._deployment = Deployment.open(find_config(self.config_path))
+                self._deployment = Deployment.open(find_config(self.config_path))
         return self._deployment
 
     def close(self) -> None:
@@ -237,7 +257,11 @@ def _read_text(path: str) -> str:
     from .errors import InputError
 
     try:
-        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        if path == "-":
+            raw = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as fh:
+                raw = fh.read()
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:

@@ -7,22 +7,23 @@ plugin enablement in the log, replays projections and asks the gate.
 
 from __future__ import annotations
 
-import getpass
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import builtin
 from .config import DeploymentConfig
 from .errors import ConfigError, InputError
 from .events import NewEvent, RecordedEvent
-from .gate import GateResult, Vote
 from .plugins import LoadedPlugin, load_plugins, make_plugin_manager
 from .projections import Projection, ReplayResult, replay
 from .registry import EventTypeRegistry
 from .store import EventStore, PreparedEvent, open_store
 from .store.base import VerifyReport
+
+if TYPE_CHECKING:
+    from .gate import GateResult
 
 __all__ = ["Deployment"]
 
@@ -126,6 +127,8 @@ class Deployment:
     def _meta(self, plugin: str, correlation_id: str | None) -> dict[str, Any]:
         actor = self.config.actor or os.environ.get("CLADELOG_ACTOR")
         if not actor:
+            import getpass
+
             try:
                 actor = getpass.getuser()
             except Exception:  # no user database entry in some containers
@@ -206,6 +209,8 @@ class Deployment:
 
     def gate(self, candidate: str) -> GateResult:
         """Ask every enabled plugin's gate hook about ``candidate``."""
+        from .gate import GateResult, Vote
+
         states = self.states()
         votes: list[Vote] = []
         for impl in self.pm.hook.cladelog_gate_vote.get_hookimpls():

@@ -19,12 +19,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
 from .canonical import CanonicalError, canonical_bytes
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 __all__ = [
     "GENESIS_HASH",
@@ -43,6 +45,8 @@ _GENESIS_RAW = bytes(32)
 
 def utc_now() -> str:
     """The current UTC time as stored in ``recorded_at``."""
+    from datetime import UTC, datetime  # appends only: not on the replay start path
+
     return format_timestamp(datetime.now(UTC))
 
 
@@ -50,6 +54,8 @@ def format_timestamp(moment: datetime) -> str:
     """Format an aware datetime as ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` in UTC."""
     if moment.tzinfo is None:
         raise ValueError("recorded_at: timestamp must be timezone-aware")
+    from datetime import UTC
+
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
