@@ -38,6 +38,7 @@ from ..canonical import canonical_bytes
 from ..errors import ChainError, ImportConflictError, InputError, StoreError
 from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
+    REPLAY_COLUMNS,
     Checkpoint,
     EncodedBatch,
     EventStore,
@@ -50,6 +51,7 @@ from .base import (
     encode_batch,
     row_filter,
     split_body,
+    verified_events,
 )
 
 __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
@@ -405,6 +407,20 @@ class PostgresStore(EventStore):
                 args,
             )
             yield from cur
+
+    def read_verified(self, start: Head, stop: int | None = None) -> Iterator[RecordedEvent]:
+        query = row_filter(start.position + 1, stop, None, None, "%s")
+        assert query is not None
+        where, args = query
+        with (
+            self._psycopg.connect(self._conninfo, **self._kwargs) as conn,
+            conn.transaction(),
+            conn.cursor(name="cladelog_replay", binary=True) as cur,
+        ):
+            cur.itersize = 2000
+            cur.execute(f"SELECT {REPLAY_COLUMNS} FROM events WHERE {where} ORDER BY position",
+                        args)
+            yield from verified_events(cur, start)
 
     def head(self) -> Head:
         with self._pool.connection() as conn:
