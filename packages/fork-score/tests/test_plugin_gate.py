@@ -47,10 +47,20 @@ def test_accept_and_marginal_allow(cladelog_env: Any, verdict: str) -> None:
     assert vote(cladelog_env, "b1").decision == "allow"
 
 
-def test_no_record_abstains(cladelog_env: Any) -> None:
+def test_a_candidate_never_scored_is_blocked(cladelog_env: Any) -> None:
+    record(cladelog_env, payload("S", "b1", 0.2, child_root="c1"))
+    v = vote(cladelog_env, "someone-else")
+    assert v.decision == "block" and "never scored" in v.reason
+    assert not cladelog_env.deployment.gate("someone-else").allowed
+    assert cladelog_env.cli("gate", "someone-else").exit_code == 1
+
+
+@pytest.mark.parametrize("cladelog_settings", [{"fork-score": {"gate_unscored": "abstain"}}])
+def test_a_deployment_may_abstain_on_unscored_candidates(cladelog_env: Any) -> None:
     record(cladelog_env, payload("S", "b1", 0.2, child_root="c1"))
     assert vote(cladelog_env, "someone-else") is None
     assert cladelog_env.deployment.gate("someone-else").allowed
+    assert vote(cladelog_env, "c1").decision == "allow"
 
 
 def test_latest_by_position_wins_across_sets(cladelog_env: Any) -> None:
@@ -79,4 +89,4 @@ def test_gate_command_exit_codes(cladelog_env: Any) -> None:
     assert blocked.exit_code == 1
     assert "NEG_INF_REGRESSION" in blocked.output
     assert cladelog_env.cli("gate", "good").exit_code == 0
-    assert cladelog_env.cli("gate", "unknown").exit_code == 0
+    assert cladelog_env.cli("gate", "unknown").exit_code == 1  # never scored

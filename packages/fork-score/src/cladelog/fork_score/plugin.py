@@ -100,4 +100,6 @@ def cladelog_cli_commands() -> Sequence[Any]:
 def cladelog_gate_vote(candidate: str, states: Mapping[str, Any], deployment: Any) -> Any:
     from cladelog.fork_score.gate import gate_vote
 
-    return gate_vote(candidate, states.get("fork_score.candidates", {}))
+    settings = deployment.settings("fork-score")
+    return gate_vote(candidate, states.get("fork_score.candidates", {}),
+                     getattr(settings, "gate_unscored", "block"))

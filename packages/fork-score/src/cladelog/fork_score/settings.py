@@ -7,6 +7,7 @@
     hard_regression_floor = 0.05   # a rate drop of this much raises a hard flag
     softmax_temperature = 0.05     # temperature of the branch-set softmax weights
     weights_file = "weights.json"  # optional; relative to the deployment file
+    gate_unscored = "block"        # gate vote on a candidate never scored: block | abstain
 
 Core structures the table strictly (exact JSON types, no unknown keys); the
 range checks below run when the deployment is configured and refuse a bad
@@ -47,6 +48,7 @@ class ForkScoreSettings:
     hard_regression_floor: float = 0.05
     softmax_temperature: float = DEFAULT_SOFTMAX_TEMPERATURE
     weights_file: str | None = None
+    gate_unscored: str = "block"
 
 
 def check_settings(settings: ForkScoreSettings) -> None:
@@ -54,7 +56,7 @@ def check_settings(settings: ForkScoreSettings) -> None:
 
     ``signal_floor`` must be finite and ``>= 0``, ``hard_regression_floor`` lie in
     ``(0, 1]``, ``softmax_temperature`` be finite and ``> 0``, ``weights_file`` be
-    a non-empty path when given.
+    a non-empty path when given, ``gate_unscored`` be ``block`` or ``abstain``.
     """
     prefix = "settings.fork-score"
     if not math.isfinite(settings.signal_floor) or settings.signal_floor < 0:
@@ -68,6 +70,9 @@ def check_settings(settings: ForkScoreSettings) -> None:
         raise ValueError(f"{prefix}.softmax_temperature: must be finite and > 0, got {temp!r}")
     if settings.weights_file is not None and not settings.weights_file.strip():
         raise ValueError(f"{prefix}.weights_file: must be a non-empty path")
+    if settings.gate_unscored not in ("block", "abstain"):
+        raise ValueError(f"{prefix}.gate_unscored: must be 'block' or 'abstain', "
+                         f"got {settings.gate_unscored!r}")
 
 
 def weights_path(settings: ForkScoreSettings, config_path: Any) -> Path | None:
