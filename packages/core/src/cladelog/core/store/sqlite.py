@@ -12,6 +12,7 @@ the last commits but never leaves a partial batch.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -109,12 +110,9 @@ _INSERT = f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 
 
 def _fetched(cursor: sqlite3.Cursor) -> Iterator[Any]:
-    """A cursor's rows, fetched in pages (measured faster than iterating the cursor)."""
-    while True:
-        rows = cursor.fetchmany(2048)
-        if not rows:
-            return
-        yield from rows
+    """A cursor's rows, fetched in pages of 2,048 (measured faster than iterating the
+    cursor row by row), flattened in C rather than by a generator."""
+    return itertools.chain.from_iterable(iter(lambda: cursor.fetchmany(2048), []))
 
 
 class SQLiteStore(EventStore):
