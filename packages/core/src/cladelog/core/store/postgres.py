@@ -27,6 +27,7 @@ deployments (or test runs) can share one database.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import re
@@ -391,8 +392,26 @@ class PostgresStore(EventStore):
         stream: str | None = None,
         types: Collection[str] | None = None,
     ) -> Iterator[RawRow]:
+        with self._select(_COLUMNS, start, stop, stream, types) as rows:
+            yield from rows
+
+    def read_verified(self, start: Head, stop: int | None = None) -> Iterator[RecordedEvent]:
+        with self._select(REPLAY_COLUMNS, start.position + 1, stop) as rows:
+            yield from verified_events(rows, start)
+
+    @contextlib.contextmanager
+    def _select(
+        self,
+        columns: str,
+        start: int,
+        stop: int | None,
+        stream: str | None = None,
+        types: Collection[str] | None = None,
+    ) -> Iterator[Iterator[Any]]:
+        """The selected rows, in position order, on a private connection open meanwhile."""
         query = row_filter(start, stop, stream, types, "%s")
         if query is None:
+            yield iter(())
             return
         where, args = query
         # a dedicated connection with a server-side cursor: rows stream in pages,
@@ -402,28 +421,9 @@ class PostgresStore(EventStore):
             conn.transaction(),
             conn.cursor(name="cladelog_read", binary=True) as cur,
         ):
-            cur.itersize = 2000
-            cur.execute(
-                f"SELECT {_COLUMNS} FROM events WHERE {where} ORDER BY position",
-                args,
-            )
-            yield from cur
-
-    def read_verified(self, start: Head, stop: int | None = None) -> Iterator[RecordedEvent]:
-        query = row_filter(start.position + 1, stop, None, None, "%s")
-        assert query is not None
-        where, args = query
-        with (
-            self._psycopg.connect(self._conninfo, **self._kwargs) as conn,
-            conn.transaction(),
-            conn.cursor(name="cladelog_replay", binary=True) as cur,
-        ):
-            cur.itersize = 2000
-            cur.execute(f"SELECT {REPLAY_COLUMNS} FROM events WHERE {where} ORDER BY position",
-                        args)
+            cur.execute(f"SELECT {columns} FROM events WHERE {where} ORDER BY position", args)
             # pages flattened in C: iterating the cursor costs a Python frame per row
-            pages = iter(lambda: cur.fetchmany(2000), [])
-            yield from verified_events(itertools.chain.from_iterable(pages), start)
+            yield itertools.chain.from_iterable(iter(lambda: cur.fetchmany(2000), []))
 
     def head(self) -> Head:
         with self._pool.connection() as conn:

@@ -12,6 +12,7 @@ the last commits but never leaves a partial batch.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -107,12 +108,6 @@ _SCHEMA = [
 _COLUMNS = ("position, stream, stream_version, type, schema_version, recorded_at, data, meta, "
             "hash, prev_hash")
 _INSERT = f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-
-
-def _fetched(cursor: sqlite3.Cursor) -> Iterator[Any]:
-    """A cursor's rows, fetched in pages of 2,048 (measured faster than iterating the
-    cursor row by row), flattened in C rather than by a generator."""
-    return itertools.chain.from_iterable(iter(lambda: cursor.fetchmany(2048), []))
 
 
 class SQLiteStore(EventStore):
@@ -320,25 +315,36 @@ class SQLiteStore(EventStore):
         stream: str | None = None,
         types: Collection[str] | None = None,
     ) -> Iterator[RawRow]:
+        with self._select(_COLUMNS, start, stop, stream, types) as rows:
+            yield from rows
+
+    def read_verified(self, start: Head, stop: int | None = None) -> Iterator[RecordedEvent]:
+        with self._select(REPLAY_COLUMNS, start.position + 1, stop) as rows:
+            yield from verified_events(rows, start)
+
+    @contextlib.contextmanager
+    def _select(
+        self,
+        columns: str,
+        start: int,
+        stop: int | None,
+        stream: str | None = None,
+        types: Collection[str] | None = None,
+    ) -> Iterator[Iterator[Any]]:
+        """The selected rows, in position order, on a private connection open meanwhile."""
         query = row_filter(start, stop, stream, types, "?")
         if query is None:
+            yield iter(())
             return
         where, args = query
         # a separate cursor on a private connection: appends elsewhere never disturb it
         reader = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
         try:
-            yield from _fetched(reader.execute(
-                f"SELECT {_COLUMNS} FROM events WHERE {where} ORDER BY position", args))
-        finally:
-            reader.close()
-
-    def read_verified(self, start: Head, stop: int | None = None) -> Iterator[RecordedEvent]:
-        where, args = row_filter(start.position + 1, stop, None, None, "?")  # type: ignore[misc]
-        reader = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
-        try:
             cursor = reader.execute(
-                f"SELECT {REPLAY_COLUMNS} FROM events WHERE {where} ORDER BY position", args)
-            yield from verified_events(_fetched(cursor), start)
+                f"SELECT {columns} FROM events WHERE {where} ORDER BY position", args)
+            # pages of 2,048 (measured faster than iterating the cursor row by row),
+            # flattened in C rather than by a Python frame per row
+            yield itertools.chain.from_iterable(iter(lambda: cursor.fetchmany(2048), []))
         finally:
             reader.close()
 
