@@ -129,3 +129,38 @@ def test_an_upgrade_that_cannot_reproduce_a_body_changes_nothing(tmp_path):  # t
     assert db.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()[0] == 1
     assert db.execute("SELECT body FROM events").fetchone()[0] == odd
     db.close()
+
+
+@pytest.mark.parametrize("column,value", [
+    ("data", "text, not bytes"), ("meta", 7), ("stream", 5), ("recorded_at", 1.5),
+    ("schema_version", "one"), ("stream_version", 2.5), ("hash", None),
+])
+def test_verify_and_replay_name_a_column_of_the_wrong_type(sqlite_harness, column, value):  # type: ignore[no-untyped-def]
+    """SQLite stores any type in any column: a hand-edited row of the wrong type must be
+    reported at its position, never crash the walk."""
+    from cladelog.core.errors import ChainError
+    from cladelog.core.events import GENESIS_HASH
+    from cladelog.core.store.base import Head
+    from cladelog.core.testing.conformance import clock, prepared
+
+    store = sqlite_harness.new()
+    store.append(prepared("a", 5), clock=clock)
+    import sqlite3
+
+    db = sqlite3.connect(store.path, isolation_level=None)
+    db.execute("DROP TRIGGER events_no_update")
+    if column == "hash":  # NOT NULL: the database itself refuses this one
+        with pytest.raises(sqlite3.IntegrityError):
+            db.execute("UPDATE events SET hash = NULL WHERE position = 3")
+        return
+    db.execute(f"UPDATE events SET {column} = ? WHERE position = 3", (value,))
+    db.close()
+    report = store.verify()
+    assert not report.ok and report.position == 3, report
+    with pytest.raises(ChainError) as caught:
+        list(store.read_verified(Head(0, GENESIS_HASH)))
+    assert caught.value.position == 3
+    if column in ("data", "meta", "schema_version"):  # TEXT columns store 5 as "5"
+        with pytest.raises(ChainError) as caught:  # even an unverified read names it
+            list(store.read())
+        assert caught.value.position == 3

@@ -242,18 +242,34 @@ _json_str = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def row_body(row: RawRow) -> bytes:
-    """The canonical body a stored row stands for (the bytes its hash covers)."""
+    """The canonical body a stored row stands for (the bytes its hash covers).
+
+    Raises :class:`ChainError` when a column does not hold what the body needs (a
+    hand-edited row: SQLite stores any type in any column).
+    """
     position, stream, stream_version, type_, schema_version, recorded_at, data, meta, _, prev = row
-    return assemble_body(bytes(data), bytes(meta), position=position, stream=stream,
-                         stream_version=stream_version, type=type_,
-                         schema_version=schema_version, recorded_at=recorded_at,
-                         prev_hash=prev)
+    try:
+        for name, value in (("data", data), ("meta", meta)):
+            if not isinstance(value, bytes | bytearray | memoryview):
+                raise CanonicalError(f"$.{name}: stored value is not bytes")
+        return assemble_body(bytes(data), bytes(meta), position=position, stream=stream,
+                             stream_version=stream_version, type=type_,
+                             schema_version=schema_version, recorded_at=recorded_at,
+                             prev_hash=prev)
+    except CanonicalError as exc:
+        raise ChainError(position, f"a stored column is not valid ({exc})") from None
 
 
 def event_from_row(row: RawRow) -> RecordedEvent:
-    """A stored row as an event (not chain-checked)."""
-    return RecordedEvent(row[0], row[1], row[2], row[3], row[4], json.loads(row[6]),
-                         json.loads(row[7]), row[5], row[9], row[8], row_body(row))
+    """A stored row as an event (not chain-checked; :class:`ChainError` if it is not even
+    well-formed)."""
+    body = row_body(row)
+    try:
+        data, meta = json.loads(row[6]), json.loads(row[7])
+    except ValueError:
+        raise ChainError(row[0], "stored data or meta is not valid JSON") from None
+    return RecordedEvent(row[0], row[1], row[2], row[3], row[4], data, meta, row[5], row[9],
+                         row[8], body)
 
 
 def split_body(event: RecordedEvent) -> tuple[bytes, bytes]:
@@ -288,10 +304,7 @@ def check_row(row: RawRow, expected_position: int, prev_hash: str) -> tuple[Reco
         raise ChainError(expected_position, f"missing: the next stored position is {position}")
     if prev != prev_hash:
         raise ChainError(position, "prev_hash does not link to the previous event")
-    try:
-        body = row_body(row)
-    except CanonicalError as exc:
-        raise ChainError(position, f"a stored column is not valid ({exc})") from None
+    body = row_body(row)
     if chain_hash(prev_hash, body) != hash_:
         raise ChainError(position, "hash does not match the stored event")
     try:
