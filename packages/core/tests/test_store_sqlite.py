@@ -164,3 +164,23 @@ def test_verify_and_replay_name_a_column_of_the_wrong_type(sqlite_harness, colum
         with pytest.raises(ChainError) as caught:  # even an unverified read names it
             list(store.read())
         assert caught.value.position == 3
+
+
+def test_init_upgrades_a_version_1_store_and_says_so(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    from cladelog.core.cli import main
+    from click.testing import CliRunner
+
+    events = _some_events(tmp_path)
+    _v1_store(tmp_path / "cladelog.sqlite3", events)
+    (tmp_path / "cladelog.toml").write_text('store = "cladelog.sqlite3"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    before = runner.invoke(main, ["status"])
+    assert before.exit_code == 2
+    assert "schema version 1; run 'cladelog init' to upgrade it" in before.output
+    done = runner.invoke(main, ["init"])
+    assert done.exit_code == 0, done.output
+    assert "upgraded the store's schema from version 1" in done.output
+    assert runner.invoke(main, ["verify"]).exit_code == 0
+    again = runner.invoke(main, ["init"])
+    assert "already initialised" in again.output

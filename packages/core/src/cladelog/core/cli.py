@@ -364,7 +364,10 @@ def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...]) -> Non
     with Deployment(cfg, create=True) as dep:
         recorded = dep.record_plugins()
         head = dep.store.head()
+        upgraded = dep.store.upgraded_from
     word = "created" if created else "already initialised"
+    if upgraded is not None:
+        word = f"upgraded the store's schema from version {upgraded}"
     click.echo(f"{word}: {path} (store {cfg.store}, head {head.position}, "
                f"{len(recorded)} plugin event(s) recorded)")
 

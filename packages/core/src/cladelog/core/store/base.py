@@ -526,6 +526,9 @@ class EventStore(abc.ABC):
     """
 
     url: str
+    #: the schema version this store was upgraded from when it was opened with
+    #: ``create=True`` (``cladelog init``), else None
+    upgraded_from: int | None = None
 
     @abc.abstractmethod
     def append(

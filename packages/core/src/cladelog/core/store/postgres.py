@@ -198,6 +198,7 @@ class PostgresStore(EventStore):
             row = conn.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()
             if row is not None and row[0] == 1:
                 self._upgrade_from_v1(conn)
+                self.upgraded_from = 1
             conn.execute(_DDL)
             conn.execute(
                 "INSERT INTO cladelog_schema (version, applied_at) VALUES (%s, %s) "

@@ -152,6 +152,7 @@ class SQLiteStore(EventStore):
             version = db.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()[0]
             if version == 1:
                 self._upgrade_from_v1()
+                self.upgraded_from = 1
             else:  # new, or current (IF NOT EXISTS: then nothing changes)
                 for statement in _SCHEMA[1:]:
                     db.execute(statement)
