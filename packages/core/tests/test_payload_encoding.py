@@ -112,9 +112,19 @@ def test_the_flat_encoder_steps_aside_when_unsure(obj: Any) -> None:
     assert dump is not None and dump(obj) is None
 
 
+@attrs.define
+class Derived:
+    x: int
+    y: int = attrs.field(init=False, default=3)  # cattrs leaves it out
+
+
 def test_classes_with_other_fields_have_no_flat_encoder() -> None:
     assert schema.flat_dumper(Nested) is None
     assert schema.flat_dumper(Flat) is None  # the non-ASCII member name
+    assert schema.flat_dumper(Derived) is None
+    registry = EventTypeRegistry([EventType("t.derived", Derived)])
+    _, data, _ = registry.prepare_encoded("t.derived", Derived(1))
+    assert data == {"x": 1}
 
 
 @pytest.mark.parametrize("obj,field", [

@@ -249,7 +249,9 @@ def flat_dumper(cls: type) -> Any:
     items, members = [], []
     for k, f in enumerate(fields):
         kind = _field_kind(f.type)
-        if kind is None or not f.name.isidentifier() or not f.name.isascii() \
+        # cattrs leaves init=False fields out and keys private ones by name: such
+        # classes take the general path rather than a second set of rules here
+        if kind is None or not f.init or not f.name.isidentifier() or not f.name.isascii() \
                 or f.name.startswith("_"):
             return None
         shape, leaf, optional = kind
