@@ -17,6 +17,7 @@ from cladelog.graph_engine import (
     run_recorded_scenario,
     session_records,
 )
+from cladelog.graph_engine.events import encode_record, pack_encoded, pack_records
 from ge_helpers import Calls, concept, tree
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -268,6 +269,31 @@ class TestPacked:
         assert replay_session(cladelog_env.deployment, "s1").digest() == report.digest
         row = cladelog_env.state("graph_engine.sessions")["sessions"]["s1"]
         assert row["records"] == total and row["status"] == "settled"
+
+    def test_packed_events_hold_what_pack_records_writes(self, cladelog_env: Any) -> None:
+        # records are encoded one by one as they arrive: the packed data must still be
+        # exactly pack_records of each run
+        session, _ = chain_session(cladelog_env)
+        session.settle()
+        records = session_records(cladelog_env.deployment, "s1")
+        events = stream_events(cladelog_env, "s1")
+        runs = [records[i:i + 3] for i in range(0, len(records), 3)]
+        assert [e.data for e in events] == [pack_records(run) for run in runs]
+
+
+def test_encoded_records_pack_like_pack_records() -> None:
+    records: list[tuple[str, Any]] = [
+        ("mutation_applied", {"rev": 1, "items": [{"id": "é\n\"x\"", "set": [["k", 2.5]]}],
+                              "cause": {"kind": "host"}, "target": None}),
+        ("provider_error", {"message": "\u2028 ☃", "n": -0.0, "big": 1e300, "t": True}),
+        ("settled", {"revision": 3, "digest": "d", "capped": None}),
+        ("cast", {"object": "o", "concept": "C", "at": [1, 2]}),
+    ]
+    texts = [encode_record(k, d) for k, d in records]
+    assert pack_encoded(texts, 1, records[2][1]) == pack_records(records)
+    assert json.loads(pack_records(records)["records"]) == [[k, d] for k, d in records]
+    with pytest.raises(ValueError):
+        encode_record("cast", {"at": [float("nan")]})
 
 
 class TestFlushEvery:

@@ -25,8 +25,8 @@ from .errors import GraphEngineError, ReplayError, TemplateError
 from .expr import compile_expression
 from .jsvalue import UNDEFINED, js_same, to_fact_value, truthy
 from .objects import GraphObject, present
-from .paths import FactView, resolve, satisfies_require
-from .templates import is_push, resolve_template
+from .paths import FactView, compile_path, resolve, satisfies_require
+from .templates import resolve_template
 from .tree import Concept, ConceptTree, ProviderRef, build_tree, deep_merge_replace, raw_node
 
 __all__ = [
@@ -42,6 +42,7 @@ RecordSink = Callable[[str, dict[str, Any]], None]
 _LINK_KEYS: Final = ("originNode", "targetNode")
 _SAFE: Final = 2**53 - 1
 _LOAD_STRIDE: Final = 2**53  # replay keys effects by (load number, revision)
+_NOT_FAST: Final = frozenset({"_id", "_parent", "_incoming", "_outgoing"})  # need the resolver
 
 
 @attrs.frozen
@@ -164,10 +165,13 @@ class Engine:
         self._tree = build_tree(raw, self._providers)
         self._emit("tree_loaded", {"tree": self._tree.export(), "config": self._config.to_json()})
         if seed is not None:
-            data = _normalize_seed(seed)
-            self._emit("seeded", data)
-            mounted = self._apply_seed(data)
-            self._mount(mounted)
+            # mounting a big seed allocates objects like a settle does: the cyclic collector
+            # would walk the growing graph again and again for no garbage (see _gc_paused)
+            with _gc_paused():
+                data = _normalize_seed(seed)
+                self._emit("seeded", data)
+                mounted = self._apply_seed(data)
+                self._mount(mounted)
 
     # ------------------------------------------------------------------ construction
 
@@ -178,12 +182,9 @@ class Engine:
         self._sink = sink
         self._objects: dict[str, GraphObject] = {}
         self._index: dict[str, dict[str, None]] = {}
-        self._callbacks: dict[tuple[str, str], dict[tuple[str, str, str], None]] = {}
-        self._followers: dict[tuple[str, str], dict[str, None]] = {}
         self._unstable: dict[str, None] = {}
-        self._counters: dict[tuple[str, str], int] = {}
+        self._counted: list[GraphObject] = []  # the objects whose apply counters are in use
         self._cast_queue: deque[tuple[str, str, bool]] = deque()
-        self._applying: dict[tuple[str, str], str] = {}
         self._mutations: deque[tuple[Any, str | None, dict[str, Any]]] = deque()
         self._pending: list[_Async] = []
         self._deferred: list[Callable[[], None]] = []
@@ -295,17 +296,16 @@ class Engine:
                 self._uncast_concept(obj, concept, permanent=False)
             else:
                 del mapped[key]
-        okey = (obj.id, key)
-        cid = self._applying.get(okey)  # _after_write, inlined on the live path
+        cid = obj.applying.get(key)  # _after_write, inlined on the live path
         if cid is not None and key not in mapped and present(new):
             applied = self._tree.concepts.get(cid)
             if applied is not None:
                 self._mark_cast(obj, applied)  # Q8: cast when the flag is written
-        callbacks = self._callbacks.get(okey)
+        callbacks = obj.callbacks.get(key)
         if callbacks:
             for watcher, wcid, kind in list(callbacks):
                 self._fire(watcher, wcid, kind)
-        followers = self._followers.get(okey)
+        followers = obj.followers.get(key)
         if followers:
             for fid in followers:
                 self._unstable[fid] = None
@@ -320,7 +320,7 @@ class Engine:
                 for kind, data in effects:
                     self._replay_effect(kind, data)
             return
-        cid = self._applying.get((obj.id, key))
+        cid = obj.applying.get(key)
         if cid is not None and key not in obj.mapped and present(new):
             concept = self._tree.concepts.get(cid)
             if concept is not None:
@@ -379,7 +379,7 @@ class Engine:
                            cause: dict[str, Any]) -> None:
         rev = self._rev + 1
         if type(template) is dict and "$$_id" in template and len(template) <= 3:
-            items = _fast_items(template, self._kind_of)
+            items = _fast_items(template, self._objects)
         else:
             items = None
         if items is None:
@@ -451,7 +451,7 @@ class Engine:
                 value = resolve(path, obj.id, self._lookup, reads)
                 for rid, rkey in reads:
                     if rid != obj.id:
-                        self._followers.setdefault((rid, rkey), {})[obj.id] = None
+                        self._objects[rid].followers.setdefault(rkey, {})[obj.id] = None
             if not satisfies_require(value):
                 return False
         gate = c.gate
@@ -525,24 +525,31 @@ class Engine:
         keys: list[tuple[str, str, str]] = []
         for kind, paths in (("ensure", c.ensure), ("follow", tuple(p.text for p in c.follow))):
             for path in paths:
-                reads: list[tuple[str, str]] = []
-                resolve(path, obj.id, self._lookup, reads)
-                if not reads and ":" not in path and "." not in path and "$" not in path:
-                    reads.append((obj.id, path))
+                reads: list[tuple[str, str]]
+                if compile_path(path).simple:
+                    reads = [(obj.id, path)]  # what resolve reports for a local key
+                else:
+                    reads = []
+                    resolve(path, obj.id, self._lookup, reads)
+                    if not reads and ":" not in path and "." not in path and "$" not in path:
+                        reads.append((obj.id, path))
                 for rid, rkey in reads:
                     entry = (rid, rkey, kind)
                     if entry in keys:
                         continue
                     keys.append(entry)
-                    self._callbacks.setdefault((rid, rkey), {})[(obj.id, c.id, kind)] = None
+                    # rid is an existing object: resolve only reports reads of existing ones
+                    self._objects[rid].callbacks.setdefault(rkey, {})[(obj.id, c.id, kind)] = None
         obj.watches[c.id] = keys
 
     def _remove_watches(self, obj: GraphObject, cid: str) -> None:
         keys = obj.watches.pop(cid, None)
         if not keys:
             return
+        objects = self._objects
         for rid, rkey, kind in keys:
-            cbs = self._callbacks.get((rid, rkey))
+            robj = objects.get(rid)
+            cbs = None if robj is None else robj.callbacks.get(rkey)
             if cbs is not None:
                 cbs.pop((obj.id, cid, kind), None)
 
@@ -620,9 +627,11 @@ class Engine:
 
     def _apply(self, obj: GraphObject, c: Concept) -> None:
         label = c.name or c.id
-        key = (obj.id, label)
-        count = self._counters.get(key, 0) + 1
-        self._counters[key] = count
+        counters = obj.counters
+        if not counters:
+            self._counted.append(obj)  # cleared at the end of the settle
+        count = counters.get(label, 0) + 1
+        counters[label] = count
         cap = self._config.apply_cap
         if count > cap:
             div = obj.facts.get("divergent")
@@ -637,10 +646,11 @@ class Engine:
             self._capped = "max_applies_per_settle"
             return
         self._settle_applies += 1
-        apply_id = self._next_apply_id()
+        self._apply_seq += 1  # _next_apply_id, inlined on this hot path
+        apply_id = f"a{self._apply_seq}"
         was_mapped = c.name is not None and obj.mapped.get(c.name) == c.id
         if c.name is not None:
-            self._applying[(obj.id, c.name)] = c.id
+            obj.applying[c.name] = c.id
         if c.provider is not None:
             self._call_provider(obj, c, c.provider, "provider", apply_id, was_mapped)
             return
@@ -663,7 +673,7 @@ class Engine:
             self._provider_failed(obj.id, c, ref.name, role, apply_id,
                                   LookupError(f"provider {ref.name!r} is not registered"))
             if role == "provider":
-                self._applying.pop((obj.id, c.name or ""), None)
+                obj.applying.pop(c.name or "", None)
             return
         self.provider_calls[ref.name] = self.provider_calls.get(ref.name, 0) + 1
         view = self._views.get(c.id)
@@ -676,7 +686,7 @@ class Engine:
         except Exception as exc:
             self._provider_failed(obj.id, c, ref.name, role, apply_id, exc)
             if role == "provider":
-                self._applying.pop((obj.id, c.name or ""), None)
+                obj.applying.pop(c.name or "", None)
             return
         tp = type(result)
         if tp is not dict and tp is not list and result is not None and inspect.isawaitable(
@@ -690,26 +700,31 @@ class Engine:
         if isinstance(result, BaseException):
             self._provider_failed(oid, c, ref.name, role, apply_id, result)
             if role == "provider":
-                self._applying.pop((oid, c.name or ""), None)
+                self._stop_applying(oid, c)
             return
         if result is not None and result is not False:
             if type(result) not in (dict, list):
                 self._provider_failed(oid, c, ref.name, role, apply_id, TypeError(
                     f"returned {type(result).__name__}, not a template"))
                 if role == "provider":
-                    self._applying.pop((oid, c.name or ""), None)
+                    self._stop_applying(oid, c)
                 return
             self._push_mutation(result, oid, {"kind": role, "object": oid, "concept": c.id,
                                               "apply": apply_id, "provider": ref.name})
         if role == "provider":
             self._finish_apply(oid, c, apply_id, was_mapped)
 
+    def _stop_applying(self, oid: str, c: Concept) -> None:
+        obj = self._objects.get(oid)
+        if obj is not None:
+            obj.applying.pop(c.name or "", None)
+
     def _finish_apply(self, oid: str, c: Concept, apply_id: str, was_mapped: bool) -> None:
-        if c.name is not None:
-            self._applying.pop((oid, c.name), None)
         obj = self._objects.get(oid)
         if obj is None:
             return
+        if c.name is not None:
+            obj.applying.pop(c.name, None)
         if c.apply_mutations is not None:
             self._push_mutation(_json_copy(c.apply_mutations, "applyMutations"), oid,
                                 {"kind": "applyMutations", "object": oid, "concept": c.id,
@@ -795,7 +810,9 @@ class Engine:
                     break
             finally:
                 self._in_pass = False
-        self._counters.clear()
+        for obj in self._counted:
+            obj.counters.clear()
+        self._counted.clear()
         report = SettleReport(self._rev, passes, self._settle_applies, self._settle_created,
                               self._capped, self.digest())
         self.last_settle = report
@@ -1423,10 +1440,12 @@ def facts_seed(engine: Engine) -> dict[str, list[dict[str, Any]]]:
 
 @contextlib.contextmanager
 def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for a settle (restored after).
+    """Pause the cyclic garbage collector for a settle, a boot or a replay (restored after).
 
-    A settle allocates many small containers and no cycles of its own; with the collector on,
-    its full passes over a large graph cost about a third of a big settle.
+    These allocate many small containers and no cycles of their own; with the collector on,
+    its passes over a large graph cost about a third of a big settle. Its first pass after
+    the pause still walks every container allocated meanwhile and still alive, so big
+    temporaries (records being read or written) are best dropped before the pause ends.
     """
     was = gc.isenabled()
     gc.disable()
@@ -1445,19 +1464,22 @@ def _first_missing(c: Concept, facts: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _fast_items(template: dict[str, Any], kind_of: Callable[[str], str | None]
+def _fast_items(template: dict[str, Any], objects: Mapping[str, GraphObject]
                 ) -> list[dict[str, Any]] | None:
     """Resolve ``{"$$_id": id, key: value}`` on an existing object without the full resolver."""
     oid = template["$$_id"]
-    if type(oid) is not str or kind_of(oid) is None:
+    if type(oid) is not str or oid not in objects:
         return None
     pairs: list[list[Any]] = []
     for key, value in template.items():
         if key == "$$_id":
             continue
-        if key.startswith("$") or key in ("_id", "_parent", "_incoming", "_outgoing"):
+        if key.startswith("$") or key in _NOT_FAST:
             return None
-        if is_push(value):
+        tp = type(value)
+        if tp is str or tp is bool or value is None or (tp is int and -_SAFE <= value <= _SAFE):
+            pairs.append([key, value])  # an immutable scalar: _json_copy would return it as is
+        elif tp is dict and "__push" in value:  # is_push
             pairs.append([key, {"__push": _json_copy(value["__push"], key)}])
         else:
             pairs.append([key, _json_copy(value, key)])

@@ -21,10 +21,18 @@ class GraphObject:
     its compiled concept and a local require key that was missing when it was last tested:
     while that key is still unsatisfied (and the tree unchanged) the concept cannot apply, so
     discovery skips the full test (SPEC §3).
+
+    The engine's bookkeeping keyed by one of this object's fact keys lives here too, rather
+    than in engine-wide tables keyed by ``(object id, key)``: the write path then needs no key
+    tuple and stays within the object's own small tables. ``callbacks`` maps a key to the
+    ``(watcher id, concept id, kind)`` callbacks installed on it, ``followers`` maps a key to
+    the ids of objects whose require paths read it, ``applying`` maps a flag name to the
+    concept being applied that writes it, and ``counters`` counts the applies per concept
+    label in the current settle (the apply cap, SPEC §1.11).
     """
 
-    __slots__ = ("facts", "id", "incoming", "kind", "mapped", "open", "outgoing", "waiting",
-                 "watches")
+    __slots__ = ("applying", "callbacks", "counters", "facts", "followers", "id", "incoming",
+                 "kind", "mapped", "open", "outgoing", "waiting", "watches")
 
     def __init__(self, oid: str, kind: str) -> None:
         self.id = oid
@@ -36,6 +44,10 @@ class GraphObject:
         self.mapped: dict[str, str] = {}
         self.watches: dict[str, list[tuple[str, str, str]]] = {}
         self.waiting: dict[str, tuple[Any, str]] = {}
+        self.callbacks: dict[str, dict[tuple[str, str, str], None]] = {}
+        self.followers: dict[str, dict[str, None]] = {}
+        self.applying: dict[str, str] = {}
+        self.counters: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"GraphObject({self.id!r}, {self.kind})"

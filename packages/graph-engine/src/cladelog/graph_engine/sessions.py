@@ -27,7 +27,9 @@ from .engine import (
 from .errors import SessionError
 from .events import (
     PREFIX,
+    encode_record,
     event_type_of,
+    pack_encoded,
     pack_records,
     record_type_of,
     session_stream,
@@ -141,7 +143,8 @@ class Session:
         self._pack = settings.pack_records
         self._checkpoint_every = settings.checkpoint_every
         self._since_checkpoint = 0
-        self._buffer: list[tuple[str, dict[str, Any]]] = []
+        # (record type, data, JSON text): see _record
+        self._buffer: list[tuple[str, dict[str, Any] | None, str | None]] = []
         self._broken: str | None = None
         self.events_written = 0
         self.records_written = 0
@@ -152,39 +155,65 @@ class Session:
     # ------------------------------------------------------------------ recording
 
     def _record(self, kind: str, data: dict[str, Any]) -> None:
-        self._buffer.append((kind, data))
+        if self._pack and kind != "checkpoint":
+            # A packed run is JSON text, so each record is encoded as it arrives and only its
+            # text is buffered: the record's containers are then freed at once and their
+            # memory reused for the next record, instead of thousands of them being kept
+            # until the flush (on a big boot that memory traffic cost more than the encoding).
+            # The data of a ``settled`` record is kept as the packed event's summary.
+            try:
+                text = encode_record(kind, data)
+            except (ValueError, TypeError):
+                self._buffer.append((kind, data, None))  # the flush reports it
+            else:
+                self._buffer.append((kind, data if kind == "settled" else None, text))
+        else:
+            self._buffer.append((kind, data, None))
         if self._flush_every and len(self._buffer) >= self._flush_every:
             self.flush()
 
-    def _events(self, records: Sequence[tuple[str, dict[str, Any]]]) -> list[Any]:
+    def _events(self, records: Sequence[tuple[str, dict[str, Any] | None, str | None]]
+                ) -> list[Any]:
         from cladelog.core import NewEvent
 
         stream = self.stream
-        if not self._pack:
-            return [NewEvent(stream, PREFIX + k, d) for k, d in records]
+        pack = self._pack
+        if not pack:
+            return [NewEvent(stream, PREFIX + k, d) for k, d, _ in records]
         out: list[Any] = []
-        run: list[tuple[str, Any]] = []
-
-        def close_run() -> None:
-            try:
-                out.append(NewEvent(stream, _PACKED, pack_records(run)))
-            except ValueError as exc:
-                raise SessionError(f"session {self.session_id}: a record is not JSON "
-                                   f"({exc})") from None
-            run.clear()
-
-        for kind, data in records:
-            if kind == "checkpoint":  # never packed: replay finds it by its type
-                if run:
-                    close_run()
-                out.append(NewEvent(stream, _CHECKPOINT, data))
-                continue
-            run.append((kind, data))
-            if len(run) >= self._pack:
-                close_run()
-        if run:
-            close_run()
+        # runs of up to ``pack`` records, cut at each checkpoint (never packed: replay finds
+        # it by its type)
+        cuts = [i for i, (k, _, _) in enumerate(records) if k == "checkpoint"]
+        start = 0
+        for end in [*cuts, len(records)]:
+            for lo in range(start, end, pack):
+                run = records[lo:min(lo + pack, end)]
+                out.append(NewEvent(stream, _PACKED, self._pack_run(run)))
+            if end < len(records):
+                out.append(NewEvent(stream, _CHECKPOINT, records[end][1]))
+            start = end + 1
         return out
+
+    def _pack_run(self, run: Sequence[tuple[str, dict[str, Any] | None, str | None]]
+                  ) -> dict[str, Any]:
+        texts: list[str] = []
+        errors = 0
+        settled: dict[str, Any] | None = None
+        for kind, data, text in run:
+            if text is None:  # encoding failed when recorded: fail the same way now
+                try:
+                    pack_records([(kind, data)])
+                except ValueError as exc:
+                    raise SessionError(f"session {self.session_id}: a record is not JSON "
+                                       f"({exc})") from None
+                raise SessionError(f"session {self.session_id}: record {kind!r} could not "
+                                   f"be encoded")  # pragma: no cover - it failed before
+            texts.append(text)
+            if kind == "settled":
+                settled = data
+            elif kind == "provider_error":
+                errors += 1
+        return pack_encoded(texts, errors, settled)
 
     def _check_live(self) -> None:
         if self._broken is not None:
@@ -196,24 +225,28 @@ class Session:
         if not self._buffer:
             return 0
         records, self._buffer = self._buffer, []
-        events = self._events(records)
-        try:
-            self._deployment.append(events, expected_versions={self.stream: self._version})
-        except Exception as exc:
-            self._broken = f"the log refused an append, the session is stopped ({exc})"
-            raise SessionError(f"session {self.session_id}: {self._broken}") from exc
+        # encoding and appending a batch allocate many containers and no cycles, while the
+        # live graph can be large: the cyclic collector would only walk it again and again
+        with _gc_paused():
+            events = self._events(records)
+            try:
+                self._deployment.append(events, expected_versions={self.stream: self._version})
+            except Exception as exc:
+                self._broken = f"the log refused an append, the session is stopped ({exc})"
+                raise SessionError(f"session {self.session_id}: {self._broken}") from exc
         self._version += len(events)
         self.events_written += len(events)
         self.records_written += len(records)
         self._since_checkpoint += len(records)
-        if any(k == "checkpoint" for k, _ in records[-1:]):
+        if any(k == "checkpoint" for k, _, _ in records[-1:]):
             self._since_checkpoint = 0
         return len(events)
 
     def _maybe_checkpoint(self) -> None:
         due = self._checkpoint_every
         if due and self._since_checkpoint + len(self._buffer) >= due:
-            self.engine.write_checkpoint()
+            with _gc_paused():  # a checkpoint copies the whole state: no cycles, many objects
+                self.engine.write_checkpoint()
 
     # ------------------------------------------------------------------ running
 
@@ -305,11 +338,18 @@ def replay_session(
     Every recorded settle digest is checked when ``verify``; ``providers`` are attached for
     live use afterwards (none is called by the replay).
     """
-    records = session_records(deployment, session_id, from_checkpoint=from_checkpoint)
-    if from_checkpoint and records[0][0] == "checkpoint" and not _covers(records):
-        records = session_records(deployment, session_id)  # a rollback reaches behind it
-    return Engine.replay(records, providers=providers, verify=verify,
-                         from_checkpoint=from_checkpoint)
+    # Reading and folding the records build many containers and no cycles. The collector is
+    # paused for both, and the records are dropped before it resumes: otherwise its first
+    # pass after the pause walks every record still alive (about a second for 260,000).
+    with _gc_paused():
+        records = _session_records(deployment, session_id, from_checkpoint)
+        if from_checkpoint and records[0][0] == "checkpoint" and not _covers(records):
+            # a rollback reaches behind the checkpoint: replay from the first event
+            records = _session_records(deployment, session_id, False)
+        engine = Engine.replay(records, providers=providers, verify=verify,
+                               from_checkpoint=from_checkpoint)
+        del records
+    return engine
 
 
 def _covers(records: list[tuple[str, Any]]) -> bool:
