@@ -142,14 +142,16 @@ def replay(
                 if p.event_types is None or etype in p.event_types]
         plans[etype] = (version, plan)
     skipped = Counter[str]()
-    read = 0
-    last_hash = begin.hash
     total = max(stop - begin.position, 0)
     events: Iterable[RecordedEvent] = store.read_verified(begin, stop) if total else ()
     last_type: str | None = None
     entry: tuple[int, list[Any]] | None = None
+    last: RecordedEvent | None = None
+    first = begin.position
+    # the hot loop: per event only the dispatch (positions are checked by the read,
+    # so how many were read and the last hash come from the last event afterwards)
     for event in events:
-        read += 1
+        last = event
         etype = event.type
         if etype != last_type:  # runs of one type are common: skip the lookup then
             entry = plans.get(etype)
@@ -166,9 +168,10 @@ def replay(
                 if pos > start:
                     state_list[k] = apply(state_list[k], event)
                     counts[k] += 1
-        if progress is not None and read % 5000 == 0:
-            progress(read, total)
-        last_hash = event.hash
+        if progress is not None and event.position % 5000 == 0:
+            progress(event.position - first, total)
+    read = last.position - first if last is not None else 0
+    last_hash = last.hash if last is not None else begin.hash
     for k, name in enumerate(names):
         states[name] = state_list[k]
         applied[name] = counts[k]
