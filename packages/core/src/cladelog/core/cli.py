@@ -232,6 +232,13 @@ def main(ctx: click.Context, config: str | None, verbose: int) -> None:
         from .log import configure_logging
 
         configure_logging("debug" if verbose > 1 else "info")
+    # Interpreter shutdown ends with a full garbage collection over every module's
+    # objects, ~6 ms of a ~75 ms command. Freezing them once the command is done (atexit
+    # runs before that collection) skips it; files and the store are closed explicitly
+    # by then, and reference counting still frees everything else as modules unload.
+    import atexit
+
+    atexit.register(gc.freeze)
 
 
 # -- helpers -------------------------------------------------------------------------------
