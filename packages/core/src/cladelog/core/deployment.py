@@ -52,6 +52,8 @@ class Deployment:
         self.pm = make_plugin_manager(self.loaded, builtin)
         self.registry = EventTypeRegistry()
         self._owner: dict[str, str] = {}
+        # per event type: what Deployment.prepare's hot path needs (None: general path)
+        self._fast: dict[str, tuple[type, Any, int] | None] = {}
         self._versions = {"core": CORE_VERSION} | {
             p.info.name: p.info.version for p in self.loaded
         }
@@ -147,6 +149,7 @@ class Deployment:
         metas: dict[str, dict[str, Any]] = {}
         prepare = self.registry.prepare_encoded
         owner = self._owner
+        fast = self._fast
         new_event = tuple.__new__  # PreparedEvent's own __new__ is a Python function
 
         def where(i: int) -> str:
@@ -157,11 +160,24 @@ class Deployment:
             if stream.__class__ is not str or not stream or len(stream) > 200:
                 raise InputError(f"{where(i)}.stream: must be a non-empty string of at most "
                                  "200 chars")
-            try:
-                version, data, encoded = prepare(e.type, e.data, e.schema_version)
-            except InputError as exc:
-                raise type(exc)(f"{where(i)}.{exc}") from None
-            plugin = owner[e.type]
+            etype, data = e.type, e.data
+            # the hot path: an instance of a flat payload class in the current version
+            entry = fast.get(etype) if etype.__class__ is str else None
+            done = None
+            if entry is not None and data.__class__ is entry[0] and e.schema_version is None:
+                done = entry[1](data)
+            if done is not None:
+                assert entry is not None
+                version = entry[2]
+                data, encoded = done
+            else:
+                try:
+                    version, data, encoded = prepare(etype, data, e.schema_version)
+                except InputError as exc:
+                    raise type(exc)(f"{where(i)}.{exc}") from None
+                if etype not in fast:
+                    fast[etype] = self._fast_entry(etype)
+            plugin = owner[etype]
             meta = metas.get(plugin)
             if meta is None:
                 meta = metas[plugin] = self._meta(plugin, correlation_id)
@@ -169,8 +185,17 @@ class Deployment:
                 if not isinstance(e.meta, Mapping):
                     raise InputError(f"{where(i)}.meta: must be an object")
                 meta = {**meta, **e.meta}
-            out.append(new_event(PreparedEvent, (stream, e.type, version, data, meta, encoded)))
+            out.append(new_event(PreparedEvent, (stream, etype, version, data, meta, encoded)))
         return out
+
+    def _fast_entry(self, etype: str) -> tuple[type, Any, int] | None:
+        """(payload class, generated encoder, schema version) of a registered type whose
+        payload class has a flat encoder, else None."""
+        dumper = self.registry.flat_dumper(etype)
+        if dumper is None:
+            return None
+        et = self.registry.get(etype)
+        return et.payload, dumper, et.schema_version
 
     def append(
         self,

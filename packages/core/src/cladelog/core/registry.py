@@ -121,10 +121,7 @@ class EventTypeRegistry:
                 f"{et.schema_version}, not {schema_version}"
             )
         if data.__class__ is et.payload:
-            try:
-                dumper = self._dumpers[name]
-            except KeyError:
-                dumper = self._dumpers[name] = _schema().flat_dumper(et.payload)
+            dumper = self.flat_dumper(name)
             if dumper is not None:
                 done = dumper(data)
                 if done is not None:
@@ -138,6 +135,15 @@ class EventTypeRegistry:
             return et.schema_version, json_data, None
         obj: Any = schema.structure(data, et.payload)
         return et.schema_version, schema.converter.unstructure(obj, et.payload), None
+
+    def flat_dumper(self, name: str) -> Any:
+        """The generated encoder of the type's payload class (see
+        :func:`cladelog.core.schema.flat_dumper`), or None when it has none."""
+        try:
+            return self._dumpers[name]
+        except KeyError:
+            dumper = self._dumpers[name] = _schema().flat_dumper(self.get(name).payload)
+            return dumper
 
     def upcast(self, name: str, schema_version: int, data: Any) -> Any:
         """Bring stored data of ``schema_version`` up to the current version."""
