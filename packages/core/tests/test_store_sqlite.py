@@ -184,3 +184,23 @@ def test_init_upgrades_a_version_1_store_and_says_so(tmp_path, monkeypatch):  # 
     assert runner.invoke(main, ["verify"]).exit_code == 0
     again = runner.invoke(main, ["init"])
     assert "already initialised" in again.output
+
+
+def test_replay_reads_a_log_of_many_streams(tmp_path):  # type: ignore[no-untyped-def]
+    """More distinct (stream, type) pairs than replay caches body layouts for."""
+    from cladelog.core.events import GENESIS_HASH
+    from cladelog.core.store.base import Head, PreparedEvent
+    from cladelog.core.testing.conformance import clock, expected_hash
+
+    with SQLiteStore(tmp_path / "many.sqlite3", create=True) as s:
+        events = [PreparedEvent(f"s{i}", "test.happened", 1, {"i": i}, {"n": i % 3})
+                  for i in range(5000)]
+        s.append(events, clock=clock)
+        got = list(s.read_verified(Head(0, GENESIS_HASH)))
+        assert [e.stream for e in got] == [f"s{i}" for i in range(5000)]
+        prev = GENESIS_HASH
+        for i, e in enumerate(got[:50] + got[-50:]):
+            j = i if i < 50 else 5000 - 100 + i
+            prev = got[j - 1].hash if j else GENESIS_HASH
+            assert e.hash == expected_hash(prev, j + 1, f"s{j}", 1, "test.happened", {"i": j},
+                                           {"n": j % 3})

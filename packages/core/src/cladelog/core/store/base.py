@@ -370,6 +370,8 @@ def verified_events(rows: Iterable[ReplayRow], start: Head) -> Iterator[Recorded
             last_key = (stream, type_, schema_version)
             known = shapes.get(last_key)
             if known is None:
+                if len(shapes) >= 4096:  # a log of many streams: keep the cache small
+                    shapes.clear()
                 try:
                     known = shapes[last_key] = _shape(stream, type_, schema_version)
                 except CanonicalError as exc:
