@@ -204,3 +204,22 @@ def test_replay_reads_a_log_of_many_streams(tmp_path):  # type: ignore[no-untype
             prev = got[j - 1].hash if j else GENESIS_HASH
             assert e.hash == expected_hash(prev, j + 1, f"s{j}", 1, "test.happened", {"i": j},
                                            {"n": j % 3})
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("stream", ["a"], "stream: must be a string"), ("stream", 3, "stream: must be a string"),
+    ("type", ("t",), "type: must be a string"),
+    ("schema_version", True, "schema_version: must be an integer"),
+    ("schema_version", "1", "schema_version: must be an integer"),
+])
+def test_store_append_refuses_malformed_prepared_events(tmp_path, field, value, message):  # type: ignore[no-untyped-def]
+    """The store's own API (below the deployment's validation) names the field too."""
+    from cladelog.core.errors import InputError
+    from cladelog.core.store.base import PreparedEvent
+    from cladelog.core.testing.conformance import clock
+
+    good = PreparedEvent("a", "test.happened", 1, {"i": 0}, {})
+    with SQLiteStore(tmp_path / "s.sqlite3", create=True) as s:
+        with pytest.raises(InputError, match=message):
+            s.append([good, good._replace(**{field: value})], clock=clock)
+        assert s.head().position == 0

@@ -129,6 +129,13 @@ def encode_batch(events: Sequence[PreparedEvent], *, digest: bool = True) -> Enc
     parts: list[tuple[bytes, bytes]] = []
     metas: dict[int, bytes] = {}  # a batch usually shares one meta object
     for i, e in enumerate(events):
+        if e.stream.__class__ is not str or e.type.__class__ is not str \
+                or e.schema_version.__class__ is not int:  # exact: True is no version 1
+            where = f"events[{i}]" if len(events) > 1 else "event"
+            bad = ("stream" if e.stream.__class__ is not str else "type"
+                   if e.type.__class__ is not str else "schema_version")
+            kind = "an integer" if bad == "schema_version" else "a string"
+            raise InputError(f"{where}.{bad}: must be {kind}")
         try:
             meta_bytes = metas.get(id(e.meta))
             if meta_bytes is None:
@@ -199,14 +206,11 @@ def build_rows(
     new_event = tuple.__new__  # RecordedEvent's own __new__ is a Python function
     for e, (data_bytes, meta_bytes) in zip(batch.events, batch.parts, strict=True):
         position += 1
-        stream, type_, schema_version = e.stream, e.type, e.schema_version
+        stream, type_, schema_version = e.stream, e.type, e.schema_version  # encode_batch
         version = versions.get(stream, 0) + 1
         versions[stream] = version
         shape = shapes.get((stream, type_, schema_version))
         if shape is None:
-            if schema_version.__class__ is not int:
-                raise InputError(f"event at position {position}: schema_version: must be an "
-                                 "integer")
             shape = shapes[(stream, type_, schema_version)] = (
                 f'","recorded_at":{now_q},"schema_version":{schema_version},'
                 f'"stream":{_quoted(stream, "stream", position)},"stream_version":'
