@@ -361,3 +361,34 @@ def test_waiting_index_follows_tree_edits() -> None:
     eng.mutate({"$$_id": "o", "z": 0})  # 0 satisfies a require (SPEC §1.4)
     eng.settle()
     assert facts(eng, "o")["B"] is True
+
+
+def test_a_waiting_concept_looks_again_when_its_fact_or_flag_changes() -> None:
+    # discovery passes over a concept waiting for a local fact until that fact or the
+    # concept's flag is written (or deleted), or its watches are removed
+    calls = Calls()
+    calls.emit("P::a", A=True)
+    eng = make(tree(concept("A", require=["x", "y"], provider="P::a"),
+                    concept("W", require=["w"], ensure=["$v > 0"])),
+               free({"_id": "o", "v": 1}), calls)
+    eng.mutate({"$$_id": "o", "x": None})  # written, still unsatisfied: still waiting
+    eng.settle()
+    eng.mutate({"$$_id": "o", "x": 1})  # now it waits for y
+    eng.settle()
+    assert calls.count == {} and sorted(eng.open_concepts("o")) == ["A", "W"]
+    eng.mutate({"$$_id": "o", "A": "set by the host"})  # its flag: cast without applying
+    eng.settle()
+    assert calls.count == {} and eng.cast_state() == {"o": ["A"]}
+    eng.mutate({"$$_id": "o", "A": None})  # uncast: open again, waiting for y
+    eng.settle()
+    eng.mutate({"$$_id": "o", "y": 2})
+    eng.settle()
+    assert calls.count == {"P::a": 1} and facts(eng, "o")["A"] is True
+    # W waits for w with its ensure watch installed; a patch rebuilds the tree and watches
+    eng.patch_concept("W", {"ensure": ["$v > 1"]})
+    eng.mutate({"$$_id": "o", "w": 1})
+    eng.settle()
+    assert "W" not in facts(eng, "o")
+    eng.mutate({"$$_id": "o", "v": 2})  # the new watch fires
+    eng.settle()
+    assert facts(eng, "o")["W"] is True

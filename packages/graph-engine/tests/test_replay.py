@@ -90,6 +90,26 @@ def test_replayed_engine_continues_live_like_the_original() -> None:
     assert replayed.facts() == eng.facts()
 
 
+def test_replay_rebuilds_open_concepts_on_first_use_without_records() -> None:
+    eng, records, calls = _session()
+    sunk: Records = []
+    replayed = Engine.replay(records, providers=calls.providers,
+                             sink=lambda k, d: sunk.append((k, d)))
+    # the derived state (open concepts, waits, watches) is rebuilt by the first method that
+    # needs it, and recording nothing, as the replay itself would have
+    assert replayed.digest() == eng.digest()
+    opened = {oid: replayed.open_concepts(oid) for oid in replayed.object_ids()}
+    assert sunk == []
+    eager = Engine.replay(records)
+    eager._catch_up()  # what the replay used to do before returning
+    assert opened == {oid: eager.open_concepts(oid) for oid in eager.object_ids()}
+    for e in (eng, replayed):  # a live operation first: it rebuilds before applying
+        e.mutate({"$$_id": "o", "v": 5})
+        e.settle()
+    assert replayed.facts() == eng.facts()
+    assert replayed.cast_state() == eng.cast_state()
+
+
 def test_effects_inside_a_mutation_replay_at_their_write() -> None:
     # writing v=0 uncasts A (deleting its flag) *between* the two writes of one mutation;
     # the later A: true must survive on replay too

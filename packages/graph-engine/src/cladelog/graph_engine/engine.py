@@ -199,11 +199,14 @@ class Engine:
         self._loads = 0
         self._views: dict[str, tuple[Concept, Mapping[str, Any]]] = {}
         self._watching: tuple[ConceptTree, frozenset[str]] | None = None
+        self._wakers: dict[str, tuple[str, ...]] = {}  # of the tree in _watching
+        self._local_require: dict[str, tuple[str, ...]] = {}  # likewise
         self._snapshots: dict[int, _Snapshot] = {}
         self._rollback_to: int | None = None
         self._on_first_settle: Callable[[], None] | None = None
         self._destroyed = False
         self._dirty = False
+        self._undiscovered = False  # see _catch_up
         self._settle_applies = 0
         self._settle_created = 0
         self._capped: str | None = None
@@ -279,6 +282,10 @@ class Engine:
             return
         facts[key] = new
         self._dirty = True
+        quiet = obj.quiet
+        if quiet:  # the concepts waiting on this key (or flagged by it) are looked at again
+            for woken in self._wakers.get(key, ()):
+                quiet.pop(woken, None)
         if old is UNDEFINED:
             bucket = self._index.get(key)
             if bucket is None:
@@ -346,6 +353,10 @@ class Engine:
         if key in obj.facts:
             self._dirty = True
             del obj.facts[key]
+            quiet = obj.quiet
+            if quiet:
+                for woken in self._wakers.get(key, ()):
+                    quiet.pop(woken, None)
             index = self._index.get(key)
             if index is not None:
                 index.pop(obj.id, None)
@@ -392,7 +403,8 @@ class Engine:
     def _apply_resolved(self, record: Mapping[str, Any]) -> None:
         """Apply one resolved mutation (live and replay share this function)."""
         rev = record["rev"]
-        self._rev = max(self._rev, rev)
+        if rev > self._rev:
+            self._rev = rev
         self._in_mutation = True
         self._cur_rev = rev
         self._write_no = 0
@@ -444,14 +456,17 @@ class Engine:
                 if type(rec) is dict and rec.get("concept") == label:
                     return False
         for path in c.require:
-            if path.simple:
+            if path.simple:  # satisfies_require, inlined
                 value = facts.get(path.text, UNDEFINED)
-            else:
-                reads: list[tuple[str, str]] = []
-                value = resolve(path, obj.id, self._lookup, reads)
-                for rid, rkey in reads:
-                    if rid != obj.id:
-                        self._objects[rid].followers.setdefault(rkey, {})[obj.id] = None
+                if value is None or value is UNDEFINED or (type(value) is float
+                                                           and value != value):
+                    return False
+                continue
+            reads: list[tuple[str, str]] = []
+            value = resolve(path, obj.id, self._lookup, reads)
+            for rid, rkey in reads:
+                if rid != obj.id:
+                    self._objects[rid].followers.setdefault(rkey, {})[obj.id] = None
             if not satisfies_require(value):
                 return False
         gate = c.gate
@@ -459,7 +474,14 @@ class Engine:
             return True
         oid = obj.id
         lookup = self._lookup
-        return gate.test(lambda p: resolve(p, oid, lookup))
+
+        def read(path: str) -> Any:
+            cp = compile_path(path)
+            if cp.simple:  # what resolve returns for a local key of an existing object
+                return facts.get(path, UNDEFINED)
+            return resolve(cp, oid, lookup)
+
+        return gate.test(read)
 
     def _discover(self, obj: GraphObject) -> list[Concept]:
         tree = self._tree
@@ -468,14 +490,24 @@ class Engine:
         if watching is None or watching[0] is not tree:
             watching = self._watching = (tree, frozenset(
                 cid for cid, c in concepts.items() if c.watches))
+            self._wakers = _wakers(tree)
+            self._local_require = {cid: _local_require(c) for cid, c in concepts.items()}
         watch_ids = watching[1]
+        local_require = self._local_require
         facts = obj.facts
         waiting = obj.waiting
+        quiet = obj.quiet
+        if obj.synced is not tree:  # quiet was found on another tree (and _wakers too)
+            quiet.clear()
+            obj.synced = tree
         stack = list(obj.open)
         new_open: list[str] = []
         tests: list[tuple[str, Concept]] = []  # open concepts to test, in new_open order
         while stack:
             cid = stack.pop()
+            if cid in quiet:  # still waiting, as the full examination below would find
+                new_open.append(cid)
+                continue
             c = concepts.get(cid)
             if c is None:
                 continue
@@ -507,18 +539,30 @@ class Engine:
                 value = facts.get(entry[1], UNDEFINED)  # edit rebuilds them)
                 if value is None or value is UNDEFINED or (type(value) is float
                                                            and value != value):
+                    _make_quiet(obj, cid, name, entry[1])
                     continue  # still waiting for the same local fact: cannot apply
             tests.append((cid, c))
         obj.open = new_open
         found: list[Concept] = []
         for cid, c in tests:
             waiting.pop(cid, None)
-            if self._applicable(obj, c):
-                found.append(c)
+            # the leading local require keys first: a missing one is what the full test
+            # would stop at (before any side effect) and what _first_missing would return
+            for key in local_require[cid]:
+                value = facts.get(key, UNDEFINED)
+                if value is None or value is UNDEFINED or (type(value) is float
+                                                           and value != value):
+                    waiting[cid] = (c, key)
+                    _make_quiet(obj, cid, c.name, key)
+                    break
             else:
+                if self._applicable(obj, c):
+                    found.append(c)
+                    continue
                 missing = _first_missing(c, facts)
                 if missing is not None:
                     waiting[cid] = (c, missing)
+                    _make_quiet(obj, cid, c.name, missing)
         return found
 
     def _install_watches(self, obj: GraphObject, c: Concept) -> None:
@@ -543,6 +587,7 @@ class Engine:
         obj.watches[c.id] = keys
 
     def _remove_watches(self, obj: GraphObject, cid: str) -> None:
+        obj.quiet.pop(cid, None)  # discovery must install them again
         keys = obj.watches.pop(cid, None)
         if not keys:
             return
@@ -576,7 +621,9 @@ class Engine:
     def _mark_cast(self, obj: GraphObject, c: Concept) -> None:
         obj.mapped[c.name or c.id] = c.id  # _cast_state, inlined on this hot path
         if self._sink is not None and not self._replaying:  # no record built for nobody
-            self._sink("cast", {"object": obj.id, "concept": c.id, "at": self._at()})
+            self._sink("cast", {"object": obj.id, "concept": c.id,  # _at(), inlined
+                                "at": [self._cur_rev, self._write_no] if self._in_mutation
+                                else None})
 
     def _cast_state(self, obj: GraphObject, name: str, cid: str) -> None:
         obj.mapped[name] = cid
@@ -689,8 +736,14 @@ class Engine:
                 obj.applying.pop(c.name or "", None)
             return
         tp = type(result)
-        if tp is not dict and tp is not list and result is not None and inspect.isawaitable(
-                result):
+        if tp is dict or tp is list:  # a template at once, the common case: _provider_done
+            oid = obj.id
+            self._push_mutation(result, oid, {"kind": role, "object": oid, "concept": c.id,
+                                              "apply": apply_id, "provider": ref.name})
+            if role == "provider":
+                self._finish_apply(oid, c, apply_id, was_mapped)
+            return
+        if result is not None and inspect.isawaitable(result):
             self._pending.append(_Async(obj.id, c.id, ref, role, apply_id, was_mapped, result))
             return
         self._provider_done(obj.id, c, ref, role, apply_id, was_mapped, result)
@@ -845,6 +898,7 @@ class Engine:
         """
         if self._destroyed:
             raise GraphEngineError("settle: this fork was merged into its parent and destroyed")
+        self._catch_up()
         with _gc_paused():
             self._settle_sync()
         assert self.last_settle is not None
@@ -864,6 +918,7 @@ class Engine:
 
     async def asettle(self) -> SettleReport:
         """Like :meth:`settle`, awaiting async providers on the running loop."""
+        self._catch_up()
         with _gc_paused():
             for batch in self._run():
                 await self._drain(batch)
@@ -874,12 +929,14 @@ class Engine:
 
     def mutate(self, template: Any, target: str | None = None) -> None:
         """Apply a host mutation (SPEC §1.10); raises :class:`TemplateError` on a bad template."""
+        self._catch_up()
         if target is not None and target not in self._objects:
             raise GraphEngineError(f"mutate.target: unknown object {target!r}")
         self._push_mutation(template, target, {"kind": "host"})
 
     def ingest(self, updates: Mapping[str, Any] | list[Any]) -> None:
         """A CDC batch: ``{id: fields}`` or ``[{"id", "fields"}]``, applied as one mutation."""
+        self._catch_up()
         items: list[dict[str, Any]] = []
         pairs: Iterable[tuple[Any, Any]]
         if isinstance(updates, Mapping):
@@ -901,6 +958,7 @@ class Engine:
 
     def cast(self, object_id: str, concept: str) -> None:
         """Force-apply a concept on an object without testing applicability (castConcept)."""
+        self._catch_up()
         obj, c = self._obj_concept(object_id, concept, "cast")
         if truthy(obj.facts.get("_autokill")):
             return
@@ -909,6 +967,7 @@ class Engine:
 
     def uncast(self, object_id: str, concept: str) -> None:
         """Write ``{flag: null}`` (unCastConcept); the concept may re-cast at once."""
+        self._catch_up()
         obj, c = self._obj_concept(object_id, concept, "uncast")
         if truthy(obj.facts.get("_autokill")) or c.name is None:
             return
@@ -977,6 +1036,7 @@ class Engine:
 
     def cast_state(self) -> dict[str, list[str]]:
         """``{object id: sorted cast concept ids}`` for objects with at least one cast."""
+        self._catch_up()
         return {oid: sorted(o.mapped.values()) for oid, o in self._objects.items() if o.mapped}
 
     def digest(self) -> str:
@@ -1008,6 +1068,7 @@ class Engine:
 
     def open_concepts(self, object_id: str) -> list[str]:
         """The open concept ids of an object (for inspection and tests)."""
+        self._catch_up()
         obj = self._objects.get(object_id)
         return [] if obj is None else list(obj.open)
 
@@ -1021,6 +1082,7 @@ class Engine:
 
     def add_concept(self, parent: str | None, schema: Mapping[str, Any]) -> None:
         """Attach a concept under ``parent`` (id or name; None for root) and open it."""
+        self._catch_up()
         if not isinstance(schema, Mapping):
             raise GraphEngineError("add_concept.schema: must be an object")
         data = _json_copy(dict(schema), "add_concept.schema")
@@ -1056,6 +1118,7 @@ class Engine:
 
     def patch_concept(self, concept: str, updates: Mapping[str, Any]) -> None:
         """Deep-merge ``updates`` (arrays replaced) into a concept and re-evaluate objects."""
+        self._catch_up()
         c = self._tree.get(concept) if type(concept) is str else None
         if c is None:
             raise GraphEngineError(f"patch_concept.concept: unknown concept {concept!r}")
@@ -1113,6 +1176,7 @@ class Engine:
 
     def delete_concept(self, concept: str) -> None:
         """Uncast a concept permanently everywhere (cascading) and remove its subtree."""
+        self._catch_up()
         c = self._tree.get(concept) if type(concept) is str else None
         if c is None:
             raise GraphEngineError(f"delete_concept.concept: unknown concept {concept!r}")
@@ -1136,6 +1200,7 @@ class Engine:
     def checkpoint(self) -> dict[str, Any]:
         """The data of a ``checkpoint`` record: revision, facts digest, live tree, config,
         and every object (kind, facts, cast state, node links) as JSON text."""
+        self._catch_up()
         import json
 
         objects = [[oid, o.kind, o.facts, o.mapped, o.incoming, o.outgoing]
@@ -1227,6 +1292,7 @@ class Engine:
         undo); deferred to the end of the pass when called from inside one (several collapse
         to the earliest). The next :meth:`settle` re-stabilizes. Revisions keep counting up,
         so no revision number is used twice."""
+        self._catch_up()
         self._snapshot_at(revision, "rollback_to")
         if self._in_pass:
             if self._rollback_to is None or revision < self._rollback_to:
@@ -1273,6 +1339,7 @@ class Engine:
         (default ``{"$$_id": target, "forkResult": <child facts>}``) as a mutation with cause
         ``fork``, then the child is destroyed (settling it again is an error).
         """
+        self._catch_up()  # the merge pushes a mutation into this engine
         if reintegrate_into is not None and reintegrate_into not in self._objects:
             raise GraphEngineError(f"fork.reintegrate_into: unknown object {reintegrate_into!r}")
         child = Engine(self.export_tree(), providers=self._providers,
@@ -1353,14 +1420,33 @@ class Engine:
         if eng._effects:
             raise ReplayError(f"records: {len(eng._effects)} effects point at no mutation write")
         eng._replaying = False
-        roots = list(eng._tree.roots)
-        for obj in eng._objects.values():
-            obj.open = list(roots)
-            eng._discover(obj)
-        eng._unstable.clear()
-        eng._cast_queue.clear()
+        eng._undiscovered = True  # the open concepts and watches are rebuilt on first use
         eng._sink = sink
         return eng
+
+    def _catch_up(self) -> None:
+        """Rebuild every object's open concepts, waits and watches after a replay.
+
+        A replay restores facts, tree and cast state; what discovery derives from them is
+        only needed once the engine is used live (or inspected), and a replay that is only
+        read (digests, facts, a reload's seed) never needs it. So :meth:`replay` leaves it to
+        this method, which every public method that reads or changes that derived state calls
+        first. It runs as the replay itself did: from the roots, recording nothing.
+        """
+        if not self._undiscovered:
+            return
+        self._undiscovered = False
+        sink, self._sink = self._sink, None
+        try:
+            with _gc_paused():
+                roots = list(self._tree.roots)
+                for obj in self._objects.values():
+                    obj.open = list(roots)
+                    self._discover(obj)
+        finally:
+            self._sink = sink
+        self._unstable.clear()
+        self._cast_queue.clear()
 
     def _replay_one(self, pos: int, kind: str, data: Mapping[str, Any], verify: bool) -> None:
         if kind == "tree_loaded":
@@ -1454,6 +1540,43 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+def _make_quiet(obj: GraphObject, cid: str, name: str | None, key: str) -> None:
+    """Let discovery pass over open concept ``cid`` of ``obj`` until ``key`` or its flag
+    ``name`` is written (or its watches are removed, or the tree changes).
+
+    Examined in full, such a concept would only stay open: it exists, its watches are
+    installed, its flag is not present (it would have been cast) and it waits for ``key``,
+    which is still unsatisfied. ``_rev`` is set outside the write path, so a concept that
+    depends on it is never quiet.
+    """
+    if key != "_rev" and name != "_rev":
+        obj.quiet[cid] = None
+
+
+def _wakers(tree: ConceptTree) -> dict[str, tuple[str, ...]]:
+    """``{fact key: ids of the concepts flagged by it or requiring it locally}``: a write of
+    the key may end their wait (a concept only ever waits for one of its local requires)."""
+    found: dict[str, list[str]] = {}
+    for cid, c in tree.concepts.items():
+        keys = [path.text for path in c.require if path.simple]
+        if c.name is not None:
+            keys.append(c.name)
+        for key in dict.fromkeys(keys):
+            found.setdefault(key, []).append(cid)
+    return {key: tuple(cids) for key, cids in found.items()}
+
+
+def _local_require(c: Concept) -> tuple[str, ...]:
+    """The keys of the leading one-key (local) require paths of ``c``: discovery tests them
+    inline, before the full applicability test, which would stop at a missing one first."""
+    keys: list[str] = []
+    for path in c.require:
+        if not path.simple:
+            break
+        keys.append(path.text)
+    return tuple(keys)
 
 
 def _first_missing(c: Concept, facts: Mapping[str, Any]) -> str | None:

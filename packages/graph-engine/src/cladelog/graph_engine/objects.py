@@ -29,10 +29,16 @@ class GraphObject:
     the ids of objects whose require paths read it, ``applying`` maps a flag name to the
     concept being applied that writes it, and ``counters`` counts the applies per concept
     label in the current settle (the apply cap, SPEC §1.11).
+
+    ``quiet`` holds the open concept ids that discovery may pass over unchanged: each was
+    found waiting for a local fact at the last discovery (on the concept tree ``synced``), and
+    neither that fact nor its flag has been written since (the write path drops the concepts
+    a written key may wake, see ``Engine._wakers``). Without it, every discovery re-examines
+    every open concept, although a settle pass usually changes one or two per object.
     """
 
     __slots__ = ("applying", "callbacks", "counters", "facts", "followers", "id", "incoming",
-                 "kind", "mapped", "open", "outgoing", "waiting", "watches")
+                 "kind", "mapped", "open", "outgoing", "quiet", "synced", "waiting", "watches")
 
     def __init__(self, oid: str, kind: str) -> None:
         self.id = oid
@@ -48,6 +54,8 @@ class GraphObject:
         self.followers: dict[str, dict[str, None]] = {}
         self.applying: dict[str, str] = {}
         self.counters: dict[str, int] = {}
+        self.quiet: dict[str, None] = {}
+        self.synced: object = None
 
     def __repr__(self) -> str:
         return f"GraphObject({self.id!r}, {self.kind})"
