@@ -11,6 +11,7 @@ import abc
 import hashlib
 import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
 import attrs
@@ -329,7 +330,9 @@ _META_KEY = ',"meta":'
 _FLAT = (str, int, float, bool, type(None))
 
 
-# A row as replay reads it: a RawRow without its prev_hash column (REPLAY_COLUMNS).
+# The columns of a RawRow, and of a row as replay reads it (a RawRow without prev_hash).
+ROW_COLUMNS = ("position, stream, stream_version, type, schema_version, recorded_at, data, "
+               "meta, hash, prev_hash")
 ReplayRow = tuple[int, str, int, str, int, str, bytes, bytes, str]
 REPLAY_COLUMNS = ("position, stream, stream_version, type, schema_version, recorded_at, data, "
                   "meta, hash")
@@ -553,7 +556,6 @@ class EventStore(abc.ABC):
         the events of the first attempt instead of appending again.
         """
 
-    @abc.abstractmethod
     def read_rows(
         self,
         start: int = 1,
@@ -563,6 +565,22 @@ class EventStore(abc.ABC):
         types: Collection[str] | None = None,
     ) -> Iterator[RawRow]:
         """Stored rows in position order, ``start <= position <= stop``, streamed."""
+        with self._select(ROW_COLUMNS, start, stop, stream, types) as rows:
+            yield from rows
+
+    def _select(
+        self,
+        columns: str,
+        start: int,
+        stop: int | None,
+        stream: str | None = None,
+        types: Collection[str] | None = None,
+    ) -> AbstractContextManager[Iterator[Any]]:
+        """The one query an SQL backend implements for both reads: ``columns`` of the
+        rows matching :func:`row_filter`, in position order, streamed from a snapshot
+        that holds no hole. A backend that is not SQL overrides :meth:`read_rows` and
+        :meth:`read_verified` instead."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _select or the reads")
 
     def read(
         self,
@@ -578,8 +596,8 @@ class EventStore(abc.ABC):
 
     def read_verified(self, start: Head, stop: int | None = None) -> Iterator[RecordedEvent]:
         """Events after ``start``, each checked against the chain as it is read."""
-        rows = (row[:9] for row in self.read_rows(start.position + 1, stop))
-        return verified_events(rows, start)
+        with self._select(REPLAY_COLUMNS, start.position + 1, stop) as rows:
+            yield from verified_events(rows, start)
 
     @abc.abstractmethod
     def head(self) -> Head:

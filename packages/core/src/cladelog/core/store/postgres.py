@@ -40,20 +40,18 @@ from ..canonical import canonical_bytes
 from ..errors import ChainError, ImportConflictError, InputError, StoreError
 from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
-    REPLAY_COLUMNS,
+    ROW_COLUMNS,
     Checkpoint,
     EncodedBatch,
     EventStore,
     Head,
     ImportResult,
     PreparedEvent,
-    RawRow,
     build_rows,
     check_import,
     encode_batch,
     row_filter,
     split_body,
-    verified_events,
 )
 
 __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
@@ -61,8 +59,7 @@ __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
 SCHEMA_VERSION = 2  # 2: data and meta columns instead of the whole body (as SQLite's)
 CHANNEL = "cladelog_events"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-_COLUMNS = ("position, stream, stream_version, type, schema_version, recorded_at, data, meta, "
-            "hash, prev_hash")
+_COLUMNS = ROW_COLUMNS
 
 _DDL = f"""
 CREATE TABLE IF NOT EXISTS cladelog_schema (
@@ -385,21 +382,6 @@ class PostgresStore(EventStore):
         return ImportResult(present, appended, self.head())
 
     # -- reading ------------------------------------------------------------------------
-    def read_rows(
-        self,
-        start: int = 1,
-        stop: int | None = None,
-        *,
-        stream: str | None = None,
-        types: Collection[str] | None = None,
-    ) -> Iterator[RawRow]:
-        with self._select(_COLUMNS, start, stop, stream, types) as rows:
-            yield from rows
-
-    def read_verified(self, start: Head, stop: int | None = None) -> Iterator[RecordedEvent]:
-        with self._select(REPLAY_COLUMNS, start.position + 1, stop) as rows:
-            yield from verified_events(rows, start)
-
     @contextlib.contextmanager
     def _select(
         self,

@@ -25,19 +25,17 @@ from ..canonical import canonical_bytes
 from ..errors import ChainError, ImportConflictError, InputError, StoreError
 from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
-    REPLAY_COLUMNS,
+    ROW_COLUMNS,
     Checkpoint,
     EventStore,
     Head,
     ImportResult,
     PreparedEvent,
-    RawRow,
     build_rows,
     check_import,
     encode_batch,
     row_filter,
     split_body,
-    verified_events,
 )
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
@@ -105,8 +103,7 @@ _SCHEMA = [
     )""",
 ]
 
-_COLUMNS = ("position, stream, stream_version, type, schema_version, recorded_at, data, meta, "
-            "hash, prev_hash")
+_COLUMNS = ROW_COLUMNS
 _INSERT = f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
@@ -308,21 +305,6 @@ class SQLiteStore(EventStore):
             raise
 
     # -- reading ------------------------------------------------------------------------
-    def read_rows(
-        self,
-        start: int = 1,
-        stop: int | None = None,
-        *,
-        stream: str | None = None,
-        types: Collection[str] | None = None,
-    ) -> Iterator[RawRow]:
-        with self._select(_COLUMNS, start, stop, stream, types) as rows:
-            yield from rows
-
-    def read_verified(self, start: Head, stop: int | None = None) -> Iterator[RecordedEvent]:
-        with self._select(REPLAY_COLUMNS, start.position + 1, stop) as rows:
-            yield from verified_events(rows, start)
-
     @contextlib.contextmanager
     def _select(
         self,
