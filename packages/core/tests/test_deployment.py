@@ -151,6 +151,8 @@ def test_a_bad_payload_rejects_the_whole_batch(
 def test_unknown_type_and_future_schema_version(deployment: Deployment) -> None:
     with pytest.raises(UnknownEventTypeError, match=r"unknown event type 'nope\.x'"):
         deployment.append([NewEvent("c", "nope.x", {})])
+    with pytest.raises(UnknownEventTypeError, match=r"type: must be a string, got list"):
+        deployment.append([NewEvent("c", ["counter.counted"], {"n": 1})])  # type: ignore[arg-type]
     with pytest.raises(InputError, match="has no version 9"):
         deployment.append([NewEvent("c", "counter.counted", {"n": 1}, schema_version=9)])
     assert deployment.store.head().position == 0

@@ -41,6 +41,21 @@ def _gc_paused() -> Iterator[None]:
 with _gc_paused():
     import click
 
+_FREEZE_REGISTERED = False
+
+
+def _freeze_at_exit() -> None:
+    """Interpreter shutdown ends with a full garbage collection over every module's
+    objects, ~6 ms of a ~75 ms command. Freezing them once the command is done (atexit
+    runs before that collection) skips it; files and the store are closed explicitly by
+    then, and reference counting still frees everything else as modules unload."""
+    global _FREEZE_REGISTERED
+    if not _FREEZE_REGISTERED:
+        import atexit
+
+        atexit.register(gc.freeze)
+        _FREEZE_REGISTERED = True
+
 if TYPE_CHECKING:
     from .deployment import Deployment
     from .events import NewEvent
@@ -232,13 +247,7 @@ def main(ctx: click.Context, config: str | None, verbose: int) -> None:
         from .log import configure_logging
 
         configure_logging("debug" if verbose > 1 else "info")
-    # Interpreter shutdown ends with a full garbage collection over every module's
-    # objects, ~6 ms of a ~75 ms command. Freezing them once the command is done (atexit
-    # runs before that collection) skips it; files and the store are closed explicitly
-    # by then, and reference counting still frees everything else as modules unload.
-    import atexit
-
-    atexit.register(gc.freeze)
+    _freeze_at_exit()
 
 
 # -- helpers -------------------------------------------------------------------------------

@@ -87,6 +87,8 @@ class EventTypeRegistry:
         return iter(sorted(self._types))
 
     def get(self, name: str) -> EventType:
+        if name.__class__ is not str:
+            raise UnknownEventTypeError(f"type: must be a string, got {type(name).__name__}")
         try:
             return self._types[name]
         except KeyError:
