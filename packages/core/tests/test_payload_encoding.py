@@ -104,6 +104,7 @@ def test_the_flat_encoder_takes_the_common_cases() -> None:
     Plain("x", 2**53, []),         # beyond the safe range
     Plain("x", 1, [math.nan]),     # no canonical form
     Plain("x", 1, [1e-7]),         # repr() differs from ECMAScript: the general path formats
+    Plain("x", 1, [2.0**53]),      # integral beyond the safe range: likewise
     Plain("x", 1, (0.5,)),         # type: ignore[arg-type]  # a tuple for a list
     Plain("\ud800", 1, []),        # a lone surrogate
 ])

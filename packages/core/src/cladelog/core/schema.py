@@ -195,9 +195,10 @@ def _leaf(kind: str, var: str, out: str) -> list[str]:
     return [  # float; an int is a valid number too (cattrs keeps it an int)
         f"if {var}.__class__ is float:",
         # repr() is the ECMAScript form for non-integral values in [1e-4, 1e16); an
-        # integral value below 2**53 is written as that integer; the rest (tiny, huge,
-        # NaN, infinite) goes to the general path
-        f"    if {var}.is_integer() and -{MAX_SAFE} <= {var} <= {MAX_SAFE}:",
+        # integral value below 2**53 is written as that integer; the rest (integral at
+        # or beyond 2**53, tiny, huge, NaN, infinite) goes to the general path
+        f"    if {var}.is_integer():",
+        f"        if not -{MAX_SAFE} <= {var} <= {MAX_SAFE}: raise _Slow",
         f"        {out} = int_repr(int({var}))",
         f"    elif 1e-4 <= abs({var}) < 1e16: {out} = float_repr({var})",
         "    else: raise _Slow",
