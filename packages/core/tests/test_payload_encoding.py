@@ -147,3 +147,17 @@ def test_prepare_gives_the_canonical_bytes_of_what_it_returns() -> None:
     # the general path leaves the encoding to the store
     _, data, encoded = registry.prepare_encoded("t.nested", Nested(Plain("x", 1, []), {"k": 1}))
     assert encoded is None and data["inner"]["a_first"] == 1
+
+
+@pytest.mark.parametrize("value", [
+    0.0, -0.0, 1e-4, 9.99e-5, 1e16, 1e16 - 2, 2.0**53 - 1, 2.0**53, 2.0**53 + 2, -(2.0**53),
+    1e21, 0.1, 123456.789, -20.0, 5e-324, 1.7976931348623157e308, 2**53 - 1, -(2**53 - 1),
+])
+def test_the_flat_encoder_at_the_float_boundaries(value: Any) -> None:
+    """Where Python's repr and ECMAScript's number form part: equal bytes, or step aside."""
+    dump = schema.flat_dumper(Plain)
+    assert dump is not None
+    obj = Plain("x", 1, [value])
+    done = dump(obj)
+    if done is not None:
+        assert done[1] == _general(obj, Plain)[1]
