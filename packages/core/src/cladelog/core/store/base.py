@@ -11,7 +11,7 @@ import abc
 import hashlib
 import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, NamedTuple
 
 import attrs
@@ -576,11 +576,21 @@ class EventStore(abc.ABC):
         stream: str | None = None,
         types: Collection[str] | None = None,
     ) -> AbstractContextManager[Iterator[Any]]:
-        """The one query an SQL backend implements for both reads: ``columns`` of the
-        rows matching :func:`row_filter`, in position order, streamed from a snapshot
-        that holds no hole. A backend that is not SQL overrides :meth:`read_rows` and
-        :meth:`read_verified` instead."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _select or the reads")
+        """``columns`` of the rows matching :func:`row_filter`, in position order."""
+        query = row_filter(start, stop, stream, types, self._mark)
+        if query is None:
+            return nullcontext(iter(()))
+        where, args = query
+        return self._rows(f"SELECT {columns} FROM events WHERE {where} ORDER BY position", args)
+
+    #: the driver's parameter placeholder (an SQL backend sets it)
+    _mark = "?"
+
+    def _rows(self, sql: str, args: list[Any]) -> AbstractContextManager[Iterator[Any]]:
+        """The one query an SQL backend implements for both reads: the rows of ``sql``,
+        streamed from a snapshot that holds no hole. A backend that is not SQL overrides
+        :meth:`read_rows` and :meth:`read_verified` instead."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _rows or the reads")
 
     def read(
         self,

@@ -32,7 +32,7 @@ import itertools
 import json
 import re
 import uuid
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -50,7 +50,6 @@ from .base import (
     build_rows,
     check_import,
     encode_batch,
-    row_filter,
     split_body,
 )
 
@@ -382,21 +381,11 @@ class PostgresStore(EventStore):
         return ImportResult(present, appended, self.head())
 
     # -- reading ------------------------------------------------------------------------
+    _mark = "%s"  # the driver's parameter placeholder, for row_filter
+
     @contextlib.contextmanager
-    def _select(
-        self,
-        columns: str,
-        start: int,
-        stop: int | None,
-        stream: str | None = None,
-        types: Collection[str] | None = None,
-    ) -> Iterator[Iterator[Any]]:
-        """The selected rows, in position order, on a private connection open meanwhile."""
-        query = row_filter(start, stop, stream, types, "%s")
-        if query is None:
-            yield iter(())
-            return
-        where, args = query
+    def _rows(self, sql: str, args: list[Any]) -> Iterator[Iterator[Any]]:
+        """The rows of a read, on a private connection open meanwhile."""
         # a dedicated connection with a server-side cursor: rows stream in pages,
         # and the snapshot only ever holds committed, gap-free positions
         with (
@@ -404,7 +393,7 @@ class PostgresStore(EventStore):
             conn.transaction(),
             conn.cursor(name="cladelog_read", binary=True) as cur,
         ):
-            cur.execute(f"SELECT {columns} FROM events WHERE {where} ORDER BY position", args)
+            cur.execute(sql, args)
             # pages flattened in C: iterating the cursor costs a Python frame per row
             yield itertools.chain.from_iterable(iter(lambda: cur.fetchmany(2000), []))
 

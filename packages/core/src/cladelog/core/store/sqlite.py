@@ -17,7 +17,7 @@ import itertools
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,6 @@ from .base import (
     build_rows,
     check_import,
     encode_batch,
-    row_filter,
     split_body,
 )
 
@@ -305,26 +304,15 @@ class SQLiteStore(EventStore):
             raise
 
     # -- reading ------------------------------------------------------------------------
+    _mark = "?"  # the driver's parameter placeholder, for row_filter
+
     @contextlib.contextmanager
-    def _select(
-        self,
-        columns: str,
-        start: int,
-        stop: int | None,
-        stream: str | None = None,
-        types: Collection[str] | None = None,
-    ) -> Iterator[Iterator[Any]]:
-        """The selected rows, in position order, on a private connection open meanwhile."""
-        query = row_filter(start, stop, stream, types, "?")
-        if query is None:
-            yield iter(())
-            return
-        where, args = query
+    def _rows(self, sql: str, args: list[Any]) -> Iterator[Iterator[Any]]:
+        """The rows of a read, on a private connection open meanwhile."""
         # a separate cursor on a private connection: appends elsewhere never disturb it
         reader = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
         try:
-            cursor = reader.execute(
-                f"SELECT {columns} FROM events WHERE {where} ORDER BY position", args)
+            cursor = reader.execute(sql, args)
             # pages of 2,048 (measured faster than iterating the cursor row by row),
             # flattened in C rather than by a Python frame per row
             yield itertools.chain.from_iterable(iter(lambda: cursor.fetchmany(2048), []))
