@@ -161,3 +161,75 @@ def test_the_flat_encoder_at_the_float_boundaries(value: Any) -> None:
     done = dump(obj)
     if done is not None:
         assert done[1] == _general(obj, Plain)[1]
+
+
+# -- free JSON fields, and JSON objects as input ------------------------------------------------
+@attrs.frozen
+class Rich:
+    rev: int
+    target: str | None
+    items: list[dict[str, Any]]
+    cause: dict[str, Any]
+    extra: Any = None
+    tags: list[Any] = attrs.field(factory=list)
+
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2**60, 2**60), numbers, st.text(max_size=4)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.one_of(st.text(max_size=3), st.integers(0, 3)),
+                                            inner, max_size=3),
+                            st.tuples(inner)),
+    max_leaves=8,
+)
+
+
+def _general_from_dict(data: dict[str, Any], cls: type) -> tuple[Any, bytes]:
+    obj = schema.structure(data, cls)
+    out = schema.converter.unstructure(obj, cls)
+    return out, canonical_bytes(out)
+
+
+@settings(max_examples=400, deadline=None)
+@given(rev=st.one_of(st.integers(-2**54, 2**54), json_values),
+       target=st.one_of(st.none(), st.text(max_size=3), json_values),
+       items=st.one_of(st.lists(st.dictionaries(st.text(max_size=3), json_values, max_size=3),
+                                max_size=3), json_values),
+       cause=st.one_of(st.dictionaries(st.text(max_size=3), json_values, max_size=3),
+                       json_values),
+       extra=json_values, tags=st.one_of(st.lists(json_values, max_size=3), json_values))
+def test_free_json_fields_and_json_objects_match_the_general_path(
+    rev: Any, target: Any, items: Any, cause: Any, extra: Any, tags: Any
+) -> None:
+    registry = EventTypeRegistry([EventType("t.rich", Rich)])
+    doc = {"rev": rev, "target": target, "items": items, "cause": cause, "extra": extra,
+           "tags": tags}
+    try:
+        expected = _general_from_dict(doc, Rich)
+    except (ValueError, InputError):
+        with pytest.raises((ValueError, InputError)):  # refused, whichever path refuses it
+            _, data, encoded = registry.prepare_encoded("t.rich", doc)
+            if encoded is None:  # the general path leaves the canonical check to the store
+                canonical_bytes(data)
+        return
+    _, data, encoded = registry.prepare_encoded("t.rich", doc)
+    assert (encoded if encoded is not None else canonical_bytes(data)) == expected[1]
+    assert canonical_bytes(data) == expected[1]
+    if encoded is not None and isinstance(cause, dict):
+        assert data["cause"] is not cause  # the event does not share the caller's dict
+
+
+def test_json_objects_take_the_generated_encoder_and_keep_the_general_errors() -> None:
+    registry = EventTypeRegistry([EventType("t.rich", Rich), EventType("t.plain", Plain)])
+    doc = {"rev": 3, "target": None, "items": [{"k": [1, 2.5, "é"]}], "cause": {"why": 20.0}}
+    _, data, encoded = registry.prepare_encoded("t.rich", doc)
+    assert encoded is not None  # the fast path took it
+    assert encoded == _general_from_dict(doc, Rich)[1]
+    assert data["extra"] is None and data["tags"] == []  # defaults filled in, as cattrs does
+    for bad, field in (({**doc, "surprise": 1}, "surprise"), ({"rev": 3}, "target"),
+                       ({**doc, "rev": "3"}, "rev"), ({**doc, "items": [1]}, "items"),
+                       ({**doc, "cause": {"x": float("nan")}}, "cause")):
+        with pytest.raises((InputError, ValueError), match=field):
+            _, data, encoded = registry.prepare_encoded("t.rich", bad)
+            assert encoded is None  # the general path, which the store then checks
+            canonical_bytes(data, path="$.data.cause")

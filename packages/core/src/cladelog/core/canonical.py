@@ -34,6 +34,7 @@ __all__ = [
     "CanonicalError",
     "canonical_bytes",
     "canonical_digest",
+    "canonical_text",
     "es6_number",
 ]
 
@@ -311,6 +312,17 @@ def canonical_bytes(value: Any, *, path: str = "$") -> bytes:
     Raises :class:`CanonicalError` naming the path of the first value that has
     no canonical form (NaN, infinity, unsafe integer, non-string key, ...).
     """
+    text = canonical_text(value, path=path)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        _scan(value, path, 0)  # names the string with the lone surrogate
+        raise CanonicalError(f"{path}: string contains a lone surrogate") from None
+
+
+def canonical_text(value: Any, *, path: str = "$") -> str:
+    """:func:`canonical_bytes` before its UTF-8 encoding (which is where a lone
+    surrogate, the one thing this does not check on its fast path, fails)."""
     try:
         slow = _quick(value, 0)
     except _Invalid:
@@ -325,14 +337,11 @@ def canonical_bytes(value: Any, *, path: str = "$") -> bytes:
         except _Invalid:
             pass
     if not slow:
-        try:
-            return _fast_dumps(value).encode("utf-8")
-        except UnicodeEncodeError:
-            pass  # a lone surrogate: the detailed scan names it
+        return _fast_dumps(value)
     _scan(value, path, 0)
     out: list[str] = []
     _encode(value, out)
-    return "".join(out).encode("utf-8")
+    return "".join(out)
 
 
 def canonical_digest(value: Any) -> str:

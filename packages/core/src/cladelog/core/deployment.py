@@ -18,7 +18,7 @@ from .errors import ConfigError, InputError
 from .events import NewEvent, RecordedEvent
 from .plugins import LoadedPlugin, load_plugins, make_plugin_manager
 from .projections import Projection, ReplayResult, replay
-from .registry import EventTypeRegistry
+from .registry import EventTypeRegistry, encode_fast
 from .store import EventStore, PreparedEvent, open_store
 from .store.base import VerifyReport
 
@@ -161,11 +161,15 @@ class Deployment:
                 raise InputError(f"{where(i)}.stream: must be a non-empty string of at most "
                                  "200 chars")
             etype, data = e.type, e.data
-            # the hot path: an instance of a flat payload class in the current version
+            # the hot path: a payload (instance or JSON object) of a class with a generated
+            # encoder, in the current version
             entry = fast.get(etype) if etype.__class__ is str else None
             done = None
-            if entry is not None and data.__class__ is entry[0] and e.schema_version is None:
-                done = entry[1](data)
+            if entry is not None and e.schema_version is None:
+                if data.__class__ is entry[0]:
+                    done = entry[1](data)
+                elif data.__class__ is dict:
+                    done = encode_fast(entry[0], entry[1], data)
             if done is not None:
                 assert entry is not None
                 version = entry[2]

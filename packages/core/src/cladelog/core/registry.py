@@ -59,6 +59,20 @@ class EventType:
             raise ValueError(f"event type {self.name!r}: no upcaster from version(s) {missing}")
 
 
+def encode_fast(cls: type, dumper: Any, data: Any) -> tuple[Any, bytes] | None:
+    """A payload (an instance of ``cls`` or a JSON object for it) through its generated
+    encoder: ``(json_data, canonical_bytes)``, or None for the general path. A JSON object
+    is built into an instance first, so defaults, converters and validators apply as
+    they do when cattrs structures it; anything unusual (an unknown or missing member, a
+    validator's refusal) is left to the general path, which words the error."""
+    if data.__class__ is dict:
+        try:
+            data = cls(**data)
+        except Exception:
+            return None
+    return dumper(data)  # type: ignore[no-any-return]
+
+
 def _schema() -> Any:
     from . import schema  # cattrs: imported on the first append only
 
@@ -122,10 +136,10 @@ class EventTypeRegistry:
                 f"schema_version: new {name} events are written in version "
                 f"{et.schema_version}, not {schema_version}"
             )
-        if data.__class__ is et.payload:
+        if data.__class__ is et.payload or data.__class__ is dict:
             dumper = self.flat_dumper(name)
             if dumper is not None:
-                done = dumper(data)
+                done = encode_fast(et.payload, dumper, data)
                 if done is not None:
                     return et.schema_version, done[0], done[1]
         schema = _schema()

@@ -20,7 +20,7 @@ from cattrs.cols import (
 )
 from cattrs.v import format_exception, transform_error
 
-from .canonical import MAX_SAFE_INTEGER
+from .canonical import MAX_SAFE_INTEGER, CanonicalError, canonical_text
 from .errors import InputError
 
 __all__ = [
@@ -163,16 +163,17 @@ def unstructure(obj: Any) -> Any:
     return converter.unstructure(obj)
 
 
-# -- the append hot path: payload instances of flat classes ----------------------------------
+# -- the append hot path: payloads of plain classes --------------------------------------------
 #
-# Unstructuring an attrs instance with cattrs and then scanning the result for its canonical
-# form costs more than the rest of an append. For a payload class whose fields are all JSON
-# scalars (str, int, float, bool, optionally None) or lists of them, a function generated
-# once per class reads the fields, checks each value's exact type, and writes the canonical
-# JSON text directly (members in sorted order, known at generation time). Anything it is
-# not sure about (a subclass, a float whose shortest form differs between Python and
-# ECMAScript, a field of another type) makes it return None, and the caller takes the
-# general path, which behaves exactly as before.
+# Structuring a payload with cattrs, unstructuring it again and scanning the result for its
+# canonical form costs more than the rest of an append. For a payload class whose fields are
+# JSON scalars (str, int, float, bool, optionally None), lists of them, or free JSON (Any,
+# dict[str, Any], list[Any], list[dict[str, Any]]), a function generated once per class
+# reads the fields, checks each value's exact type, and writes the canonical JSON text
+# directly (members in sorted order, known at generation time; free JSON through the
+# canonical encoder). Anything it is not sure about (a subclass, a float whose shortest
+# form differs between Python and ECMAScript, a field of another type) makes it return
+# None, and the caller takes the general path, which behaves exactly as before.
 
 _SCALARS = {str: "str", int: "int", float: "float", bool: "bool"}
 MAX_SAFE = MAX_SAFE_INTEGER
@@ -208,20 +209,48 @@ def _leaf(kind: str, var: str, out: str) -> list[str]:
     ]
 
 
+_FREE_DICT = dict[str, Any]
+
+
 def _field_kind(tp: Any) -> tuple[str, str, bool] | None:
-    """(``scalar``/``list``, leaf kind, optional) for a supported annotation, else None."""
+    """(shape, leaf kind, optional) for a supported annotation, else None. Shapes:
+    ``scalar``, ``list`` (of scalars) and ``json`` (free JSON: ``any``, ``dict``,
+    ``list`` or ``list_of_dicts``)."""
     optional = False
+    if tp is Any:
+        return "json", "any", False
     args = typing.get_args(tp)
     if args and type(None) in args and len(args) == 2:
         optional = True
         tp = next(a for a in args if a is not type(None))
     if tp in _SCALARS:
         return "scalar", _SCALARS[tp], optional
+    if tp == _FREE_DICT:
+        return "json", "dict", optional
     if typing.get_origin(tp) is list:
         (item,) = typing.get_args(tp) or (None,)
         if item in _SCALARS:
             return "list", _SCALARS[item], optional
+        if item is Any:
+            return "json", "list", optional
+        if item == _FREE_DICT:
+            return "json", "list_of_dicts", optional
     return None
+
+
+def _json_check(kind: str, var: str, out: str) -> list[str]:
+    """Statements checking free JSON ``var`` as cattrs would structure it, setting ``out``
+    to its canonical text and ``var`` to what cattrs would unstructure it to (containers
+    are copied one level, as the event must not share the caller's list or dict)."""
+    text = f"{out} = jtext({var})"  # refuses what has no canonical form
+    if kind == "any":
+        return [text]
+    if kind == "dict":
+        return [f"if {var}.__class__ is not dict: raise _Slow", text, f"{var} = dict({var})"]
+    check = [f"if {var}.__class__ is not list and {var}.__class__ is not tuple: raise _Slow"]
+    if kind == "list_of_dicts":
+        check.append(f"if any(x.__class__ is not dict for x in {var}): raise _Slow")
+    return [*check, text, f"{var} = list({var})"]
 
 
 def _indent(lines: list[str]) -> list[str]:
@@ -229,8 +258,9 @@ def _indent(lines: list[str]) -> list[str]:
 
 
 def flat_dumper(cls: type) -> Any:
-    """A function ``instance -> (json_object, canonical_bytes) | None`` for a flat attrs
-    class (its fields JSON scalars or lists of them), or None for any other class.
+    """A function ``instance -> (json_object, canonical_bytes) | None`` for an attrs class
+    whose fields are JSON scalars, lists of them or free JSON (see above), or None for
+    any other class.
 
     The function returns None for an instance it cannot encode exactly; the bytes
     it does return equal ``canonical_bytes`` of the object it returns.
@@ -260,13 +290,15 @@ def flat_dumper(cls: type) -> Any:
         step = [f"{var} = o.{f.name}"]
         if shape == "scalar":
             check = _leaf(leaf, var, out)
+        elif shape == "json":
+            check = _json_check(leaf, var, out)
         else:
             check = [f"if {var}.__class__ is not list: raise _Slow", "parts = []",
                      f"for x in {var}:", *_indent(_leaf(leaf, "x", "tx")),
                      "    parts.append(tx)",
                      f"{out} = '[' + ','.join(parts) + ']'",
                      f"{var} = list({var})"]  # a copy: the event must not share it
-        if optional:
+        if optional and leaf != "any":
             check = [f"if {var} is None: {out} = 'null'", "else:", *_indent(check)]
         lines += step + check
         items.append(f"{f.name!r}: {var}")
@@ -277,8 +309,10 @@ def flat_dumper(cls: type) -> Any:
     lines.append(f"return d, f'{{{{{text}}}}}'.encode('utf-8')")
     # a lone surrogate fails the UTF-8 encoding: the general path names it
     source = "\n".join(["def dump(o):", "    try:", *_indent(_indent(lines)),
-                        "    except (_Slow, UnicodeEncodeError):", "        return None", ""])
+                        "    except (_Slow, UnicodeEncodeError, CanonicalError):",
+                        "        return None", ""])
     namespace: dict[str, Any] = {"_Slow": _Slow, "enc": c_encode_basestring,
-                                 "int_repr": int.__repr__, "float_repr": float.__repr__}
+                                 "int_repr": int.__repr__, "float_repr": float.__repr__,
+                                 "jtext": canonical_text, "CanonicalError": CanonicalError}
     exec(source, namespace)
     return namespace["dump"]
