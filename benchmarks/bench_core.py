@@ -174,6 +174,16 @@ def bench_eventsourcing(root: Path, data: list[Reading], batch: int) -> tuple[fl
 
 
 # -- CLI cold start ------------------------------------------------------------------------
+def compile_bytecode() -> None:
+    """Bytecode for cladelog's own modules, as a regular (non-editable) install has it and
+    as the stdlib baseline has it; an editable install under PYTHONDONTWRITEBYTECODE would
+    otherwise compile every module on every start of a cold-start measurement."""
+    import cladelog
+
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *cladelog.__path__],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
 def cold_start(cmd: list[str], cwd: Path, runs: int = 15) -> float:
     times = []
     for _ in range(runs):
@@ -213,13 +223,7 @@ def run(args: Any) -> int:
     # CLI cold start
     tmp = Path(tempfile.mkdtemp(prefix="cladelog-cli-"))
     try:
-        # Bytecode for cladelog's own modules, as a regular (non-editable) install has it
-        # and as the stdlib baseline has it; an editable install under
-        # PYTHONDONTWRITEBYTECODE would otherwise compile every module on every start.
-        import cladelog
-
-        subprocess.run([sys.executable, "-m", "compileall", "-q", *cladelog.__path__],
-                       check=True, stdout=subprocess.DEVNULL)
+        compile_bytecode()
         exe = str(Path(sys.executable).with_name("cladelog"))
         subprocess.run([exe, "init"], cwd=tmp, check=True, stdout=subprocess.DEVNULL)
         base = cold_start([sys.executable, "-c", "import sqlite3, json"], tmp)

@@ -82,6 +82,9 @@ def cladelog_command() -> list[str]:
 
 
 def bench_cold_start(root: Path) -> dict[str, float]:
+    from bench_core import compile_bytecode
+
+    compile_bytecode()
     rng = random.Random(7)
     (root / "p.json").write_text(json.dumps(battery_doc(rng)), encoding="utf-8")
     (root / "c.json").write_text(json.dumps(battery_doc(rng)), encoding="utf-8")
