@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import gc
 import inspect
+import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
@@ -42,6 +43,8 @@ RecordSink = Callable[[str, dict[str, Any]], None]
 _LINK_KEYS: Final = ("originNode", "targetNode")
 _SAFE: Final = 2**53 - 1
 _LOAD_STRIDE: Final = 2**53  # replay keys effects by (load number, revision)
+_intern: Final = sys.intern
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 _NOT_FAST: Final = frozenset({"_id", "_parent", "_incoming", "_outgoing"})  # need the resolver
 
 
@@ -198,6 +201,7 @@ class Engine:
         self._effects: dict[tuple[int, int], list[tuple[str, Mapping[str, Any]]]] = {}
         self._loads = 0
         self._views: dict[str, tuple[Concept, Mapping[str, Any]]] = {}
+        self._shared: dict[Any, Any] = {}  # watch entries and lists equal for all objects
         self._watching: tuple[ConceptTree, frozenset[str]] | None = None
         self._wakers: dict[str, tuple[str, ...]] = {}  # of the tree in _watching
         self._local_require: dict[str, tuple[str, ...]] = {}  # likewise
@@ -280,6 +284,10 @@ class Engine:
         if old is not UNDEFINED and (old is new or js_same(old, new)):
             self._after_write(obj, key, new, changed=False)
             return
+        if old is UNDEFINED and type(key) is str:
+            # one string per key for all objects, not one per write (keys built at run
+            # time, e.g. by providers, are otherwise kept once per object)
+            key = _intern(key)
         facts[key] = new
         self._dirty = True
         quiet = obj.quiet
@@ -303,19 +311,29 @@ class Engine:
                 self._uncast_concept(obj, concept, permanent=False)
             else:
                 del mapped[key]
-        cid = obj.applying.get(key)  # _after_write, inlined on the live path
-        if cid is not None and key not in mapped and present(new):
-            applied = self._tree.concepts.get(cid)
-            if applied is not None:
-                self._mark_cast(obj, applied)  # Q8: cast when the flag is written
-        callbacks = obj.callbacks.get(key)
-        if callbacks:
-            for watcher, wcid, kind in list(callbacks):
-                self._fire(watcher, wcid, kind)
-        followers = obj.followers.get(key)
-        if followers:
-            for fid in followers:
-                self._unstable[fid] = None
+        applying = obj.applying  # _after_write, inlined on the live path
+        if applying is not None:
+            cid = applying.get(key)
+            if cid is not None and key not in mapped and present(new):
+                applied = self._tree.concepts.get(cid)
+                if applied is not None:
+                    self._mark_cast(obj, applied)  # Q8: cast when the flag is written
+        callbacks = obj.callbacks
+        if callbacks is not None:
+            cbs = callbacks.get(key)
+            if cbs:  # one entry, or a dict of them (see _install_watches)
+                if type(cbs) is tuple:
+                    watcher, wcid, kind = cbs
+                    self._fire(obj.id if watcher is None else watcher, wcid, kind)
+                else:
+                    for watcher, wcid, kind in list(cbs):
+                        self._fire(obj.id if watcher is None else watcher, wcid, kind)
+        followers = obj.followers
+        if followers is not None:
+            fids = followers.get(key)
+            if fids:
+                for fid in fids:
+                    self._unstable[fid] = None
 
     def _after_write(self, obj: GraphObject, key: str, new: Any, changed: bool) -> None:
         if self._replaying:
@@ -327,7 +345,8 @@ class Engine:
                 for kind, data in effects:
                     self._replay_effect(kind, data)
             return
-        cid = obj.applying.get(key)
+        applying = obj.applying
+        cid = applying.get(key) if applying is not None else None
         if cid is not None and key not in obj.mapped and present(new):
             concept = self._tree.concepts.get(cid)
             if concept is not None:
@@ -336,8 +355,8 @@ class Engine:
     def _relink(self, seg: GraphObject, key: str, old: Any, new: Any) -> None:
         attr = "outgoing" if key == "originNode" else "incoming"
         if type(old) is str and old in self._objects:
-            links: list[str] = getattr(self._objects[old], attr)
-            if seg.id in links:
+            links: list[str] | None = getattr(self._objects[old], attr)
+            if links is not None and seg.id in links:
                 links.remove(seg.id)
         if new is None:
             return
@@ -346,7 +365,9 @@ class Engine:
             self.warnings.append(f"segment {seg.id}.{key}: node {new!r} does not exist; no link")
             return
         links = getattr(node, attr)
-        if seg.id not in links:
+        if links is None:
+            setattr(node, attr, [seg.id])
+        elif seg.id not in links:
             links.append(seg.id)
 
     def _silent_delete(self, obj: GraphObject, key: str) -> None:
@@ -466,7 +487,11 @@ class Engine:
             value = resolve(path, obj.id, self._lookup, reads)
             for rid, rkey in reads:
                 if rid != obj.id:
-                    self._objects[rid].followers.setdefault(rkey, {})[obj.id] = None
+                    robj = self._objects[rid]
+                    followers = robj.followers
+                    if followers is None:
+                        followers = robj.followers = {}
+                    followers.setdefault(rkey, {})[obj.id] = None
             if not satisfies_require(value):
                 return False
         gate = c.gate
@@ -495,11 +520,18 @@ class Engine:
         watch_ids = watching[1]
         local_require = self._local_require
         facts = obj.facts
-        waiting = obj.waiting
-        quiet = obj.quiet
-        if obj.synced is not tree:  # quiet was found on another tree (and _wakers too)
-            quiet.clear()
+        waiting: Any = obj.waiting  # a dict, or _EMPTY until a wait is stored
+        if waiting is None:
+            waiting = _EMPTY  # read only until a wait is stored (then the object's own)
+        quiet: Any = obj.quiet
+        if obj.synced is not tree:  # quiet and waiting were found on another tree (and
+            if quiet:                # _wakers too): any tree edit rebuilds the concepts
+                quiet.clear()
+            if waiting is not _EMPTY:
+                waiting.clear()
             obj.synced = tree
+        if quiet is None:
+            quiet = _EMPTY  # read only here: _make_quiet creates the object's own
         stack = list(obj.open)
         new_open: list[str] = []
         tests: list[tuple[str, Concept]] = []  # open concepts to test, in new_open order
@@ -511,7 +543,7 @@ class Engine:
             c = concepts.get(cid)
             if c is None:
                 continue
-            if cid in watch_ids and cid not in obj.watches:
+            if cid in watch_ids and (obj.watches is None or cid not in obj.watches):
                 self._install_watches(obj, c)
             name = c.name
             if name is not None:
@@ -534,16 +566,19 @@ class Engine:
             new_open.append(cid)
             # the waiting test has no side effect, so it is made here rather than in a
             # second walk of new_open; the applicability tests still run after the walk
-            entry = waiting.get(cid)
-            if entry is not None and entry[0] is c:  # the same compiled concept (any tree
-                value = facts.get(entry[1], UNDEFINED)  # edit rebuilds them)
+            wkey = waiting.get(cid)  # of this tree's concept (see synced above)
+            if wkey is not None:
+                value = facts.get(wkey, UNDEFINED)
                 if value is None or value is UNDEFINED or (type(value) is float
                                                            and value != value):
-                    _make_quiet(obj, cid, name, entry[1])
+                    _make_quiet(obj, cid, name, wkey)
+                    quiet = obj.quiet or quiet
                     continue  # still waiting for the same local fact: cannot apply
             tests.append((cid, c))
         obj.open = new_open
         found: list[Concept] = []
+        if tests and waiting is _EMPTY:
+            waiting = obj.waiting = {}
         for cid, c in tests:
             waiting.pop(cid, None)
             # the leading local require keys first: a missing one is what the full test
@@ -552,7 +587,7 @@ class Engine:
                 value = facts.get(key, UNDEFINED)
                 if value is None or value is UNDEFINED or (type(value) is float
                                                            and value != value):
-                    waiting[cid] = (c, key)
+                    waiting[cid] = key
                     _make_quiet(obj, cid, c.name, key)
                     break
             else:
@@ -561,42 +596,77 @@ class Engine:
                     continue
                 missing = _first_missing(c, facts)
                 if missing is not None:
-                    waiting[cid] = (c, missing)
+                    waiting[cid] = missing
                     _make_quiet(obj, cid, c.name, missing)
         return found
 
     def _install_watches(self, obj: GraphObject, c: Concept) -> None:
-        keys: list[tuple[str, str, str]] = []
+        # a watch or callback entry names the watcher (or watched object) None when it is
+        # the object itself: such entries, and the watch lists made only of them, are the
+        # same for every object and are shared (see _shared)
+        oid = obj.id
+        shared = self._shared
+        keys: list[tuple[str | None, str, str]] = []
         for kind, paths in (("ensure", c.ensure), ("follow", tuple(p.text for p in c.follow))):
             for path in paths:
                 reads: list[tuple[str, str]]
                 if compile_path(path).simple:
-                    reads = [(obj.id, path)]  # what resolve reports for a local key
+                    reads = [(oid, path)]  # what resolve reports for a local key
                 else:
                     reads = []
-                    resolve(path, obj.id, self._lookup, reads)
+                    resolve(path, oid, self._lookup, reads)
                     if not reads and ":" not in path and "." not in path and "$" not in path:
-                        reads.append((obj.id, path))
+                        reads.append((oid, path))
                 for rid, rkey in reads:
-                    entry = (rid, rkey, kind)
+                    local = rid == oid
+                    entry = (None if local else rid, rkey, kind)
                     if entry in keys:
                         continue
                     keys.append(entry)
                     # rid is an existing object: resolve only reports reads of existing ones
-                    self._objects[rid].callbacks.setdefault(rkey, {})[(obj.id, c.id, kind)] = None
-        obj.watches[c.id] = keys
+                    robj = obj if local else self._objects[rid]
+                    cb = (None if local else oid, c.id, kind)
+                    if local:
+                        cb = shared.setdefault(cb, cb)
+                    callbacks = robj.callbacks
+                    if callbacks is None:
+                        robj.callbacks = {rkey: cb}
+                        continue
+                    cbs = callbacks.get(rkey)
+                    if cbs is None:
+                        callbacks[rkey] = cb  # one callback: the entry itself
+                    elif type(cbs) is tuple:
+                        if cbs != cb:
+                            callbacks[rkey] = {cbs: None, cb: None}
+                    else:
+                        cbs[cb] = None
+        watched = tuple(keys)
+        if all(entry[0] is None for entry in watched):
+            watched = shared.setdefault(watched, watched)
+        if obj.watches is None:
+            obj.watches = {}
+        obj.watches[c.id] = watched
 
     def _remove_watches(self, obj: GraphObject, cid: str) -> None:
-        obj.quiet.pop(cid, None)  # discovery must install them again
-        keys = obj.watches.pop(cid, None)
+        if obj.quiet:
+            obj.quiet.pop(cid, None)  # discovery must install them again
+        keys = obj.watches.pop(cid, None) if obj.watches is not None else None
         if not keys:
             return
         objects = self._objects
+        oid = obj.id
         for rid, rkey, kind in keys:
-            robj = objects.get(rid)
-            cbs = None if robj is None else robj.callbacks.get(rkey)
-            if cbs is not None:
-                cbs.pop((obj.id, cid, kind), None)
+            robj = obj if rid is None else objects.get(rid)
+            callbacks = None if robj is None else robj.callbacks
+            cbs = None if callbacks is None else callbacks.get(rkey)
+            if cbs is None:
+                continue
+            cb = (None if rid is None else oid, cid, kind)
+            if type(cbs) is tuple:
+                if cbs == cb:
+                    del callbacks[rkey]  # type: ignore[union-attr]
+            else:
+                cbs.pop(cb, None)
 
     def _fire(self, watcher: str, cid: str, kind: str) -> None:
         obj = self._objects.get(watcher)
@@ -675,8 +745,9 @@ class Engine:
     def _apply(self, obj: GraphObject, c: Concept) -> None:
         label = c.name or c.id
         counters = obj.counters
-        if not counters:
-            self._counted.append(obj)  # cleared at the end of the settle
+        if counters is None:
+            counters = obj.counters = {}
+            self._counted.append(obj)  # dropped at the end of the settle
         count = counters.get(label, 0) + 1
         counters[label] = count
         cap = self._config.apply_cap
@@ -697,7 +768,11 @@ class Engine:
         apply_id = f"a{self._apply_seq}"
         was_mapped = c.name is not None and obj.mapped.get(c.name) == c.id
         if c.name is not None:
-            obj.applying[c.name] = c.id
+            applying = obj.applying
+            if applying is None:
+                obj.applying = {c.name: c.id}
+            else:
+                applying[c.name] = c.id
         if c.provider is not None:
             self._call_provider(obj, c, c.provider, "provider", apply_id, was_mapped)
             return
@@ -720,7 +795,7 @@ class Engine:
             self._provider_failed(obj.id, c, ref.name, role, apply_id,
                                   LookupError(f"provider {ref.name!r} is not registered"))
             if role == "provider":
-                obj.applying.pop(c.name or "", None)
+                _unapplying(obj, c.name or "")
             return
         self.provider_calls[ref.name] = self.provider_calls.get(ref.name, 0) + 1
         view = self._views.get(c.id)
@@ -733,7 +808,7 @@ class Engine:
         except Exception as exc:
             self._provider_failed(obj.id, c, ref.name, role, apply_id, exc)
             if role == "provider":
-                obj.applying.pop(c.name or "", None)
+                _unapplying(obj, c.name or "")
             return
         tp = type(result)
         if tp is dict or tp is list:  # a template at once, the common case: _provider_done
@@ -770,14 +845,14 @@ class Engine:
     def _stop_applying(self, oid: str, c: Concept) -> None:
         obj = self._objects.get(oid)
         if obj is not None:
-            obj.applying.pop(c.name or "", None)
+            _unapplying(obj, c.name or "")
 
     def _finish_apply(self, oid: str, c: Concept, apply_id: str, was_mapped: bool) -> None:
         obj = self._objects.get(oid)
         if obj is None:
             return
         if c.name is not None:
-            obj.applying.pop(c.name, None)
+            _unapplying(obj, c.name)
         if c.apply_mutations is not None:
             self._push_mutation(_json_copy(c.apply_mutations, "applyMutations"), oid,
                                 {"kind": "applyMutations", "object": oid, "concept": c.id,
@@ -864,7 +939,7 @@ class Engine:
             finally:
                 self._in_pass = False
         for obj in self._counted:
-            obj.counters.clear()
+            obj.counters = None
         self._counted.clear()
         report = SettleReport(self._rev, passes, self._settle_applies, self._settle_created,
                               self._capped, self.digest())
@@ -1031,7 +1106,7 @@ class Engine:
 
     def node_links(self) -> dict[str, dict[str, list[str]]]:
         """``{node id: {"in": [...], "out": [...]}}`` adjacency of every node."""
-        return {oid: {"in": list(o.incoming), "out": list(o.outgoing)}
+        return {oid: {"in": list(o.incoming or ()), "out": list(o.outgoing or ())}
                 for oid, o in self._objects.items() if o.kind == "node"}
 
     def cast_state(self) -> dict[str, list[str]]:
@@ -1158,7 +1233,7 @@ class Engine:
             targets = [self._objects[oid] for oid in self._objects if oid in seen]
         parent = tree.concepts[c.parent] if c.parent is not None else None
         for obj in targets:
-            if cid in obj.watches:
+            if obj.watches is not None and cid in obj.watches:
                 self._remove_watches(obj, cid)
                 if c.watches:
                     self._install_watches(obj, c)
@@ -1203,7 +1278,7 @@ class Engine:
         self._catch_up()
         import json
 
-        objects = [[oid, o.kind, o.facts, o.mapped, o.incoming, o.outgoing]
+        objects = [[oid, o.kind, o.facts, o.mapped, o.incoming or [], o.outgoing or []]
                    for oid, o in self._objects.items()]
         settled = self.last_settle
         fresh = settled is not None and settled.revision == self._rev and not self._dirty
@@ -1234,8 +1309,8 @@ class Engine:
             obj = GraphObject(oid, kind)
             obj.facts = facts
             obj.mapped = mapped
-            obj.incoming = incoming
-            obj.outgoing = outgoing
+            obj.incoming = incoming or None
+            obj.outgoing = outgoing or None
             self._objects[oid] = obj
             for key in facts:
                 bucket = index.get(key)
@@ -1552,7 +1627,20 @@ def _make_quiet(obj: GraphObject, cid: str, name: str | None, key: str) -> None:
     depends on it is never quiet.
     """
     if key != "_rev" and name != "_rev":
-        obj.quiet[cid] = None
+        quiet = obj.quiet
+        if quiet is None:
+            obj.quiet = {cid: None}
+        else:
+            quiet[cid] = None
+
+
+def _unapplying(obj: GraphObject, name: str) -> None:
+    """Drop ``name`` from the flags being applied (the table goes when empty)."""
+    applying = obj.applying
+    if applying is not None:
+        applying.pop(name, None)
+        if not applying:
+            obj.applying = None
 
 
 def _wakers(tree: ConceptTree) -> dict[str, tuple[str, ...]]:

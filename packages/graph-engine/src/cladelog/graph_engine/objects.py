@@ -18,9 +18,9 @@ class GraphObject:
     facts). ``open`` lists the concept ids still considered, ``mapped`` maps a flag name to the
     concept id regarded as cast, ``watches`` maps a concept id to the ``(object, key)`` pairs on
     which its ensure/follow callbacks are installed. ``waiting`` maps an open concept id to
-    its compiled concept and a local require key that was missing when it was last tested:
-    while that key is still unsatisfied (and the tree unchanged) the concept cannot apply, so
-    discovery skips the full test (SPEC §3).
+    a local require key that was missing when it was last tested on the tree ``synced`` (both
+    are dropped when the tree changes): while that key is still unsatisfied the concept
+    cannot apply, so discovery skips the full test (SPEC §3).
 
     The engine's bookkeeping keyed by one of this object's fact keys lives here too, rather
     than in engine-wide tables keyed by ``(object id, key)``: the write path then needs no key
@@ -44,17 +44,21 @@ class GraphObject:
         self.id = oid
         self.kind = kind
         self.facts: dict[str, Any] = {"_id": oid}
-        self.incoming: list[str] = []
-        self.outgoing: list[str] = []
         self.open: list[str] = []
         self.mapped: dict[str, str] = {}
-        self.watches: dict[str, list[tuple[str, str, str]]] = {}
-        self.waiting: dict[str, tuple[Any, str]] = {}
-        self.callbacks: dict[str, dict[tuple[str, str, str], None]] = {}
-        self.followers: dict[str, dict[str, None]] = {}
-        self.applying: dict[str, str] = {}
-        self.counters: dict[str, int] = {}
-        self.quiet: dict[str, None] = {}
+        # the bookkeeping below is created on first use (None until then): most objects
+        # never need most of it, and an empty dict or list still costs 56-64 bytes each
+        self.incoming: list[str] | None = None
+        self.outgoing: list[str] | None = None
+        self.watches: dict[str, tuple[tuple[str | None, str, str], ...]] | None = None
+        self.waiting: dict[str, str] | None = None
+        # key -> one (watcher, concept id, kind) callback or a dict of them; watcher None
+        # is this object itself
+        self.callbacks: dict[str, Any] | None = None
+        self.followers: dict[str, dict[str, None]] | None = None
+        self.applying: dict[str, str] | None = None
+        self.counters: dict[str, int] | None = None
+        self.quiet: dict[str, None] | None = None
         self.synced: object = None
 
     def __repr__(self) -> str:
