@@ -194,7 +194,7 @@ class Deployment:
 
     def _fast_entry(self, etype: str) -> tuple[type, Any, int] | None:
         """(payload class, generated encoder, schema version) of a registered type whose
-        payload class has a flat encoder, else None."""
+        payload class has a generated encoder (schema.flat_dumper), else None."""
         dumper = self.registry.flat_dumper(etype)
         if dumper is None:
             return None

@@ -123,8 +123,8 @@ class EventTypeRegistry:
         self, name: str, data: Any, schema_version: int | None = None
     ) -> tuple[int, Any, bytes | None]:
         """:meth:`prepare`, plus the canonical bytes of the data when they came for free
-        (payload instances of flat classes; see :func:`cladelog.core.schema.flat_dumper`),
-        else None."""
+        (payloads of classes with a generated encoder, see
+        :func:`cladelog.core.schema.flat_dumper`), else None."""
         et = self.get(name)
         if schema_version is not None and schema_version != et.schema_version:
             if type(schema_version) is not int or schema_version > et.schema_version:

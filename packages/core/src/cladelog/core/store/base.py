@@ -62,7 +62,7 @@ class PreparedEvent(NamedTuple):
     """A validated event ready for a store: JSON data in the current schema version.
 
     ``encoded``, when given, is ``canonical_bytes(data)`` computed while validating
-    (the deployment does so for flat payload classes), so the store need not
+    (the deployment does so for classes with a generated encoder), so the store need not
     encode ``data`` again.
     """
 
