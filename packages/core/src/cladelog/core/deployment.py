@@ -18,7 +18,7 @@ from .errors import ConfigError, InputError
 from .events import NewEvent, RecordedEvent
 from .plugins import LoadedPlugin, load_plugins, make_plugin_manager
 from .projections import Projection, ReplayResult, replay
-from .registry import EventTypeRegistry, encode_fast
+from .registry import EventTypeRegistry
 from .store import EventStore, PreparedEvent, open_store
 from .store.base import VerifyReport
 
@@ -52,8 +52,6 @@ class Deployment:
         self.pm = make_plugin_manager(self.loaded, builtin)
         self.registry = EventTypeRegistry()
         self._owner: dict[str, str] = {}
-        # per event type: what Deployment.prepare's hot path needs (None: general path)
-        self._fast: dict[str, tuple[type, Any, int] | None] = {}
         self._versions = {"core": CORE_VERSION} | {
             p.info.name: p.info.version for p in self.loaded
         }
@@ -149,7 +147,6 @@ class Deployment:
         metas: dict[str, dict[str, Any]] = {}
         prepare = self.registry.prepare_encoded
         owner = self._owner
-        fast = self._fast
         new_event = tuple.__new__  # PreparedEvent's own __new__ is a Python function
 
         def where(i: int) -> str:
@@ -160,27 +157,11 @@ class Deployment:
             if stream.__class__ is not str or not stream or len(stream) > 200:
                 raise InputError(f"{where(i)}.stream: must be a non-empty string of at most "
                                  "200 chars")
-            etype, data = e.type, e.data
-            # the hot path: a payload (instance or JSON object) of a class with a generated
-            # encoder, in the current version
-            entry = fast.get(etype) if etype.__class__ is str else None
-            done = None
-            if entry is not None and e.schema_version is None:
-                if data.__class__ is entry[0]:
-                    done = entry[1](data)
-                elif data.__class__ is dict:
-                    done = encode_fast(entry[0], entry[1], data)
-            if done is not None:
-                assert entry is not None
-                version = entry[2]
-                data, encoded = done
-            else:
-                try:
-                    version, data, encoded = prepare(etype, data, e.schema_version)
-                except InputError as exc:
-                    raise type(exc)(f"{where(i)}.{exc}") from None
-                if etype not in fast:
-                    fast[etype] = self._fast_entry(etype)
+            etype = e.type
+            try:
+                version, data, encoded = prepare(etype, e.data, e.schema_version)
+            except InputError as exc:
+                raise type(exc)(f"{where(i)}.{exc}") from None
             plugin = owner[etype]
             meta = metas.get(plugin)
             if meta is None:
@@ -191,15 +172,6 @@ class Deployment:
                 meta = {**meta, **e.meta}
             out.append(new_event(PreparedEvent, (stream, etype, version, data, meta, encoded)))
         return out
-
-    def _fast_entry(self, etype: str) -> tuple[type, Any, int] | None:
-        """(payload class, generated encoder, schema version) of a registered type whose
-        payload class has a generated encoder (schema.flat_dumper), else None."""
-        dumper = self.registry.flat_dumper(etype)
-        if dumper is None:
-            return None
-        et = self.registry.get(etype)
-        return et.payload, dumper, et.schema_version
 
     def append(
         self,
