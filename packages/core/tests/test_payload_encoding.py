@@ -233,3 +233,120 @@ def test_json_objects_take_the_generated_encoder_and_keep_the_general_errors() -
             _, data, encoded = registry.prepare_encoded("t.rich", bad)
             assert encoded is None  # the general path, which the store then checks
             canonical_bytes(data, path="$.data.cause")
+
+
+# -- the generated loader (replay's payload instances) ------------------------------------------
+def _same(a: Any, b: Any) -> bool:
+    """Equal, member by member of the same exact types (3 == 3.0 is not enough)."""
+    if attrs.has(type(a)):
+        return type(a) is type(b) and all(
+            _same(getattr(a, f.name), getattr(b, f.name)) for f in attrs.fields(type(a)))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+def _check_loader(cls: type, doc: Any) -> Any:
+    """The loader gives what the strict converter gives, or steps aside; returns its answer."""
+    load = schema.flat_loader(cls)
+    assert load is not None
+    fast = load(doc)
+    try:
+        general = schema.structure(doc, cls)
+    except InputError:
+        assert fast is None  # refused by the general path: never accepted by the loader
+        return None
+    if fast is not None:
+        assert _same(fast, general), (fast, general)
+    return fast
+
+
+@settings(max_examples=400, deadline=None)
+@given(b=st.one_of(st.text(), anything), a=st.one_of(st.integers(-2**54, 2**54), anything),
+       scores=st.one_of(st.lists(numbers, max_size=4), anything),
+       maybe=st.one_of(st.none(), st.integers(-2**54, 2**54), anything),
+       extra=st.dictionaries(st.text(max_size=3), anything, max_size=2),
+       drop=st.sets(st.sampled_from(["b_second", "a_first", "scores", "maybe"]), max_size=1),
+       shuffle=st.randoms())
+def test_the_loader_equals_the_general_path_or_steps_aside(
+    b: Any, a: Any, scores: Any, maybe: Any, extra: Any, drop: Any, shuffle: Any
+) -> None:
+    doc = {"a_first": a, "b_second": b, "maybe": maybe, "scores": scores, **extra}
+    for key in drop:
+        doc.pop(key, None)
+    items = list(doc.items())
+    shuffle.shuffle(items)  # members in any order: canonical data comes sorted, input may not
+    _check_loader(Plain, dict(items))
+
+
+@settings(max_examples=300, deadline=None)
+@given(rev=st.one_of(st.integers(-2**54, 2**54), json_values),
+       target=st.one_of(st.none(), st.text(max_size=3), json_values),
+       items=st.one_of(st.lists(st.dictionaries(st.text(max_size=3), json_values, max_size=3),
+                                max_size=3), json_values),
+       cause=st.one_of(st.dictionaries(st.text(max_size=3), json_values, max_size=3),
+                       json_values),
+       extra=json_values, tags=st.one_of(st.lists(json_values, max_size=3), json_values))
+def test_the_loader_of_free_json_fields_equals_the_general_path(
+    rev: Any, target: Any, items: Any, cause: Any, extra: Any, tags: Any
+) -> None:
+    doc = {"cause": cause, "extra": extra, "items": items, "rev": rev, "tags": tags,
+           "target": target}
+    fast = _check_loader(Rich, doc)
+    if fast is not None:  # containers are the instance's own, as cattrs makes them
+        assert fast.cause is not cause and fast.items is not items and fast.tags is not tags
+        assert all(x is not y for x, y in zip(fast.items, items, strict=True))
+
+
+def test_the_loader_takes_the_common_cases_and_converts_as_cattrs_does() -> None:
+    load = schema.flat_loader(Plain)
+    for doc in ({"a_first": 1, "b_second": "x", "maybe": None, "scores": [0.5, 2]},
+                {"scores": [], "maybe": 3, "b_second": "", "a_first": -7}):  # any order
+        obj = load(doc)
+        assert obj is not None and _same(obj, schema.structure(doc, Plain))
+    obj = load({"a_first": 1, "b_second": "x", "maybe": None, "scores": [2]})
+    assert obj.scores == [2.0] and type(obj.scores[0]) is float  # an int for a float
+
+
+@attrs.frozen
+class Checked:
+    level: int = attrs.field(validator=attrs.validators.ge(0))
+    name: str = attrs.field(converter=str.strip)
+
+
+@pytest.mark.parametrize("doc", [
+    {"a_first": 1, "b_second": "x", "scores": []},                          # missing member
+    {"a_first": 1, "b_second": "x", "maybe": None, "scores": [], "z": 1},   # unknown member
+    {"a_first": 1, "b_second": "x", "maybe": None, "scores": (0.5,)},       # a tuple
+    {"a_first": 1, "b_second": "x", "maybe": None, "scores": [2**60]},      # not a safe number
+    {"a_first": True, "b_second": "x", "maybe": None, "scores": []},        # a bool, not an int
+    {"a_first": 1, "b_second": "x", "maybe": None, "scores": [math.inf]},
+    [1, 2],
+])
+def test_the_loader_steps_aside_when_unsure(doc: Any) -> None:
+    assert schema.flat_loader(Plain)(doc) is None
+
+
+def test_validators_and_converters_run_and_refusals_take_the_general_path() -> None:
+    load = schema.flat_loader(Checked)
+    assert load({"level": 2, "name": "  a "}) == Checked(2, "a")
+    assert load({"level": -1, "name": "a"}) is None
+    registry = EventTypeRegistry([EventType("t.checked", Checked)])
+    with pytest.raises(InputError, match="level"):
+        registry.structure("t.checked", {"level": -1, "name": "a"})
+    assert registry.structure("t.checked", {"level": 0, "name": " b"}) == Checked(0, "b")
+
+
+def test_classes_the_loader_does_not_cover_use_the_general_path() -> None:
+    assert schema.flat_loader(Nested) is None and schema.flat_loader(Derived) is None
+    registry = EventTypeRegistry([EventType("t.nested", Nested)])
+    doc = {"inner": {"a_first": 1, "b_second": "x", "scores": [1]}, "extra": {"k": 2}}
+    assert registry.structure("t.nested", doc) == Nested(Plain("x", 1, [1.0]), {"k": 2})
+    with pytest.raises(InputError, match="inner"):
+        registry.structure("t.nested", {**doc, "inner": 3})

@@ -153,3 +153,60 @@ def test_projection_initial_state_is_not_shared() -> None:
     s1 = p.fresh_state()
     s1["a"].append(1)
     assert p.fresh_state() == {"a": []}
+
+
+# -- projections that take payload instances ----------------------------------------------------
+def _typed_count(state: dict[str, Any], event: Any) -> dict[str, Any]:
+    assert attrs.has(type(event.data)) and type(event.data).__name__ == "Counted", event.data
+    state["events"] += 1
+    state["total"] += event.data.n
+    state["labels"].append(event.data.label)
+    return state
+
+
+TYPED = Projection("counter.typed", 1, frozenset({"counter.counted"}),
+                   {"events": 0, "total": 0, "labels": []}, _typed_count, payloads=True)
+
+
+def test_a_projection_can_take_payload_instances(tmp_path: Path, plugin_factory: Any,
+                                                 counter_projection: Any) -> None:
+    from cladelog.core.store.base import PreparedEvent
+
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=tmp_path / "c.toml")
+    for projections in ((TYPED,), (TYPED, counter_projection)):  # alone, and beside JSON
+        with Deployment(cfg, plugins=[plugin_factory(projections=projections)],
+                        create=True) as dep:
+            if dep.store.head().position < 3:
+                dep.append([counted(2, "a"), counted(3, "b")])
+                # written by an older plugin version: upcast first, then loaded
+                dep.store.append([PreparedEvent("c", "counter.counted", 1, {"value": 7}, {})])
+            result = {p.name: p for p in dep.replay(rebuild=True).projections}
+            typed = result["counter.typed"]
+            assert typed.state == {"events": 3, "total": 12, "labels": ["a", "b", "from-v1"]}
+            assert typed.applied == 3
+            if "counter.totals" in result:  # the JSON projection still sees JSON
+                assert result["counter.totals"].state == typed.state
+                assert result["counter.totals"].digest == typed.digest
+            # incremental: one more event from the checkpoint
+            dep.append([counted(1, "c")])
+            again = {p.name: p for p in dep.replay().projections}["counter.typed"]
+            assert (again.applied, again.state["total"]) == (1, 13)
+            (tmp_path / "x.sqlite3").unlink()
+
+
+def test_stored_data_that_does_not_fit_the_class_names_position_and_field(
+    tmp_path: Path, plugin_factory: Any
+) -> None:
+    from cladelog.core import InputError
+    from cladelog.core.store.base import PreparedEvent
+
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=tmp_path / "c.toml")
+    with Deployment(cfg, plugins=[plugin_factory(projections=(TYPED,))], create=True) as dep:
+        dep.append([counted(1)])
+        # what a payload class changed without a schema version bump would meet
+        dep.store.append([PreparedEvent("c", "counter.counted", 2, {"n": "7", "label": ""}, {})])
+        position = dep.store.head().position
+        with pytest.raises(InputError, match=rf"position {position} \(counter.counted\): "
+                                             r"data.n: .*expected int"):
+            dep.replay()
+        assert dep.store.load_checkpoint("counter.typed") is None

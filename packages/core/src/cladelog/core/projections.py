@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from .canonical import canonical_bytes
-from .errors import ChainError
+from .errors import ChainError, InputError
 from .events import GENESIS_HASH, RecordedEvent
 from .registry import EventTypeRegistry
 from .store.base import Checkpoint, EventStore, Head
@@ -44,7 +44,9 @@ class Projection:
     ``event_types=None`` means every registered type. ``initial`` is copied for
     each fresh start. ``summary`` renders a one-line human summary of a state.
     Bump ``version`` whenever ``apply`` changes meaning: the next replay then
-    rebuilds this projection from position 0.
+    rebuilds this projection from position 0. With ``payloads=True``, ``apply``
+    receives each event with ``data`` as an instance of its type's payload class
+    (after upcasting) rather than as a JSON object.
     """
 
     name: str
@@ -54,6 +56,7 @@ class Projection:
     apply: Callable[[Any, RecordedEvent], Any]
     summary: Callable[[Any], str] | None = None
     description: str = ""
+    payloads: bool = False
 
     def fresh_state(self) -> Any:
         return _copy_json(self.initial)
@@ -90,6 +93,20 @@ class ReplayResult:
                 for p in self.projections
             ],
         }
+
+
+_new_tuple = tuple.__new__
+
+
+def _with_payload(event: RecordedEvent, load: Callable[[Any], Any]) -> RecordedEvent:
+    """``event`` with its data as a payload instance (InputError naming the position)."""
+    try:
+        obj = load(event[5])
+    except InputError as exc:
+        raise InputError(f"event at position {event[0]} ({event[3]}): {exc}") from None
+    items = list(event)
+    items[5] = obj
+    return _new_tuple(RecordedEvent, items)  # type: ignore[no-any-return]
 
 
 def _start_for(
@@ -131,45 +148,73 @@ def replay(
     applied = Counter[str]()
     begin = min((s[0] for s in starts.values()), key=lambda h: h.position,
                 default=Head(stop, head.hash))
-    # per event type: its current schema version and (index, start, apply) of its projections
+    # per event type: its current schema version, the (index, start, apply) of the
+    # projections taking JSON data and of those taking payload instances, and the
+    # type's payload loader (looked up on the first event that needs it)
     names = [p.name for p in projections]
     state_list = [states[n] for n in names]
     counts = [0] * len(projections)
-    plans: dict[str, tuple[int, list[tuple[int, int, Callable[[Any, RecordedEvent], Any]]]]] = {}
+    plans: dict[str, list[Any]] = {}
     for etype in registry:
         version = registry.get(etype).schema_version
-        plan = [(k, starts[p.name][0].position, p.apply) for k, p in enumerate(projections)
-                if p.event_types is None or etype in p.event_types]
-        plans[etype] = (version, plan)
+        plan: list[tuple[int, int, Callable[[Any, RecordedEvent], Any]]] = []
+        typed: list[tuple[int, int, Callable[[Any, RecordedEvent], Any]]] = []
+        for k, p in enumerate(projections):
+            if p.event_types is None or etype in p.event_types:
+                (typed if p.payloads else plan).append((k, starts[p.name][0].position, p.apply))
+        plans[etype] = [version, plan, typed, None, False]
     skipped = Counter[str]()
     total = max(stop - begin.position, 0)
-    events: Iterable[RecordedEvent] = store.read_verified(begin, stop) if total else ()
+    events: Iterable[RecordedEvent] = ()
+    if total:
+        # a type only projections taking payloads read is decoded by the read itself
+        # (events of an older schema version arrive as JSON and are upcast here first)
+        decoders = {}
+        for etype, spec in plans.items():
+            if spec[2] and not spec[1]:
+                spec[3], spec[4] = registry.loader(etype), True
+                decoders[etype] = (spec[0], spec[3])
+        events = store.read_verified(begin, stop, decoders=decoders)
     last_type: str | None = None
-    entry: tuple[int, list[Any]] | None = None
+    entry: list[Any] | None = None
     last: RecordedEvent | None = None
     first = begin.position
     # the hot loop: per event only the dispatch (positions are checked by the read,
     # so how many were read and the last hash come from the last event afterwards)
+    version, plan, typed, decoded = 0, [], [], False
+    load: Any = None  # the current type's payload loader, once a typed projection needs it
     for event in events:
         last = event
-        etype = event.type
-        if etype != last_type:  # runs of one type are common: skip the lookup then
-            entry = plans.get(etype)
+        etype = event[3]  # indexing a named tuple is cheaper than its attribute
+        if etype != last_type:  # runs of one type are common: look up only on a change
             last_type = etype
+            entry = plans.get(etype)
+            if entry is not None:
+                if entry[2] and entry[3] is None:
+                    entry[3] = registry.loader(etype)
+                version, plan, typed, load, decoded = entry
+        if progress is not None and event[0] % 5000 == 0:
+            progress(event[0] - first, total)
         if entry is None:
             skipped[etype] += 1
-        elif entry[1]:
-            version, plan = entry
-            if event.schema_version != version:
-                event = event._replace(
-                    data=registry.upcast(etype, event.schema_version, event.data))
-            pos = event.position
-            for k, start, apply in plan:
+            continue
+        fresh = decoded  # whether the read already turned data into a payload instance
+        if event[4] != version:
+            event = event._replace(data=registry.upcast(etype, event[4], event[5]))
+            fresh = False
+        pos = event[0]
+        for k, start, apply in plan:
+            if pos > start:
+                state_list[k] = apply(state_list[k], event)
+                counts[k] += 1
+        if typed:
+            with_payload = event if fresh else None
+            for k, start, apply in typed:
                 if pos > start:
-                    state_list[k] = apply(state_list[k], event)
+                    if with_payload is None:
+                        with_payload = _with_payload(event, load)
+                    state_list[k] = apply(state_list[k], with_payload)
                     counts[k] += 1
-        if progress is not None and event.position % 5000 == 0:
-            progress(event.position - first, total)
     read = last.position - first if last is not None else 0
     last_hash = last.hash if last is not None else begin.hash
     for k, name in enumerate(names):

@@ -86,6 +86,8 @@ class EventTypeRegistry:
         self._types: dict[str, EventType] = {}
         # per type: the generated fast dumper of its payload class (None: there is none)
         self._dumpers: dict[str, Any] = {}
+        # per type: a function turning its (current-version) data into a payload instance
+        self._loaders: dict[str, Callable[[Any], Any]] = {}
         for t in types:
             self.register(t)
 
@@ -178,5 +180,30 @@ class EventTypeRegistry:
         return data
 
     def structure(self, name: str, data: Any) -> Any:
-        """Structure (already upcast) data into the type's payload class."""
-        return _schema().structure(data, self.get(name).payload)
+        """Structure (already upcast) data into the type's payload class, or raise
+        :class:`~cladelog.core.schema.PayloadError` naming the field."""
+        return self.loader(name)(data)
+
+    def loader(self, name: str) -> Callable[[Any], Any]:
+        """The function :meth:`structure` applies for ``name``: (already upcast) data to
+        a payload instance. Payload classes of JSON scalars, lists of them and free JSON
+        get a generated function (see :func:`cladelog.core.schema.flat_loader`) that
+        takes the general path only for data it cannot vouch for."""
+        try:
+            return self._loaders[name]
+        except KeyError:
+            pass
+        schema = _schema()
+        cls = self.get(name).payload
+        fast = schema.flat_loader(cls)
+        general = schema.structure
+
+        if fast is None:
+            def load(data: Any) -> Any:
+                return general(data, cls)
+        else:
+            def load(data: Any) -> Any:
+                obj = fast(data)
+                return general(data, cls) if obj is None else obj
+        self._loaders[name] = load
+        return load

@@ -27,6 +27,7 @@ __all__ = [
     "PayloadError",
     "converter",
     "flat_dumper",
+    "flat_loader",
     "structure",
     "unstructure",
     "unstructure_checked",
@@ -316,3 +317,128 @@ def flat_dumper(cls: type) -> Any:
                                  "jtext": canonical_text, "CanonicalError": CanonicalError}
     exec(source, namespace)
     return namespace["dump"]
+
+
+# -- the replay hot path: payload instances from stored data ---------------------------------
+#
+# The mirror image of flat_dumper, for projections that take payload instances: for the
+# same classes, a function generated once per class checks each member's exact JSON type
+# as the strict converter above would, converts what it converts (an integer for a float
+# field becomes a float; lists and objects are copied), and calls the class with keywords,
+# so defaults, converters and validators run as they do under cattrs. Anything else (a
+# missing or unknown member, a tuple, a number out of the safe range, a validator's
+# refusal) makes it return None: the caller then takes the general path, which words the
+# error or gives the same instance.
+
+
+def _load_leaf(kind: str, var: str) -> list[str]:
+    """Statements checking ``var`` of scalar ``kind`` (converting an int to a float)."""
+    if kind == "str":
+        return [f"if {var}.__class__ is not str: raise _Slow"]
+    if kind == "bool":
+        return [f"if {var}.__class__ is not bool: raise _Slow"]
+    if kind == "int":
+        return [f"if {var}.__class__ is not int: raise _Slow"]
+    return [
+        f"if {var}.__class__ is float:",
+        f"    if {var} - {var} != 0.0: raise _Slow",  # NaN or infinite
+        f"elif {var}.__class__ is int and -{MAX_SAFE} <= {var} <= {MAX_SAFE}:",
+        f"    {var} = float({var})",
+        "else: raise _Slow",
+    ]
+
+
+def _load_json(kind: str, var: str) -> list[str]:
+    """Statements checking free JSON ``var`` and copying its container as cattrs does."""
+    if kind == "any":
+        return []
+    str_keys = "if any(k.__class__ is not str for k in {0}): raise _Slow"
+    if kind == "dict":
+        return [f"if {var}.__class__ is not dict: raise _Slow", str_keys.format(var),
+                f"{var} = dict({var})"]
+    lines = [f"if {var}.__class__ is not list: raise _Slow"]
+    if kind == "list_of_dicts":
+        lines += ["for x in " + var + ":",
+                  "    if x.__class__ is not dict: raise _Slow",
+                  "    " + str_keys.format("x"),
+                  f"{var} = [dict(x) for x in {var}]"]
+    else:
+        lines.append(f"{var} = list({var})")
+    return lines
+
+
+def flat_loader(cls: type) -> Any:
+    """A function ``json_object -> instance | None`` for the classes :func:`flat_dumper`
+    covers (None for any other class).
+
+    When the function returns an instance, :func:`structure` would have returned an
+    equal one with members of the same types; when it returns None, :func:`structure`
+    decides.
+    """
+    import attrs
+
+    try:
+        fields = attrs.fields(attrs.resolve_types(cls))
+    except Exception:
+        return None
+    names = [f.name for f in fields]
+    simple: list[str] = []  # exact-class checks of plain scalars, joined into one test
+    checks: list[str] = []
+    args, kwargs = [], []
+    for k, f in enumerate(fields):
+        kind = _field_kind(f.type)
+        if kind is None or not f.init or not f.name.isidentifier() or not f.name.isascii() \
+                or f.name.startswith("_") or getattr(f, "alias", f.name) != f.name:
+            return None
+        shape, leaf, optional = kind
+        var = f"v{k}"
+        (kwargs.append(f"{f.name}={var}") if f.kw_only else args.append(var))
+        if shape == "scalar" and leaf != "float" and not optional:
+            simple.append(f"{var}.__class__ is not {leaf}")
+            continue
+        if shape == "scalar":
+            check = _load_leaf(leaf, var)
+        elif shape == "json":
+            check = _load_json(leaf, var)
+        else:
+            item = _load_leaf(leaf, "x")
+            check = [f"if {var}.__class__ is not list: raise _Slow"]
+            if leaf == "float":
+                check += ["items = []", f"for x in {var}:", *_indent(item),
+                          "    items.append(x)", f"{var} = items"]
+            else:
+                check += [f"for x in {var}:", *_indent(item), f"{var} = list({var})"]
+        if optional and leaf != "any" and check:
+            check = [f"if {var} is not None:", *_indent(check)]
+        checks += check
+    order = sorted(range(len(names)), key=lambda k: names[k])  # ASCII: canonical order
+    lines = [
+        "if d.__class__ is not dict: return None",
+        # stored data is canonical: its members come in sorted order, so one comparison
+        # of the keys replaces a lookup per member
+        "if tuple(d) == KEYS:",
+        f"    {', '.join(f'v{k}' for k in order)}{',' if len(order) == 1 else ''} = d.values()",
+        f"elif len(d) == {len(names)}:",
+        "    try:",
+        *[f"        v{k} = d[{name!r}]" for k, name in enumerate(names)],
+        "    except KeyError:",
+        "        return None",
+        "else:",
+        "    return None",
+    ]
+    if not names:
+        lines = ["if d.__class__ is not dict or d: return None"]
+    if simple:
+        lines += [f"if {' or '.join(simple)}: return None"]
+    if checks:
+        lines += ["try:", *_indent(checks), "except _Slow:", "    return None"]
+    lines += ["try:", f"    return cls({', '.join(args + kwargs)})",
+              "except Exception:",  # a validator's or converter's refusal: cattrs words it
+              "    return None"]
+    source = "\n".join(["def load(d):", *_indent(lines), ""])
+    namespace: dict[str, Any] = {"_Slow": _Slow, "cls": cls,
+                                 "KEYS": tuple(names[k] for k in order)}
+    exec(source, namespace)
+    load = namespace["load"]
+    load.source = source  # for reading, and for the tests
+    return load

@@ -338,7 +338,11 @@ REPLAY_COLUMNS = ("position, stream, stream_version, type, schema_version, recor
                   "meta, hash")
 
 
-def verified_events(rows: Iterable[ReplayRow], start: Head) -> Iterator[RecordedEvent]:
+def verified_events(
+    rows: Iterable[ReplayRow],
+    start: Head,
+    decoders: Mapping[str, tuple[int, Callable[[Any], Any]]] | None = None,
+) -> Iterator[RecordedEvent]:
     """Turn stored rows into events, checking each against the chain (the replay hot path).
 
     Equivalent to :func:`check_row` per row, with the body's fixed parts laid out
@@ -347,18 +351,24 @@ def verified_events(rows: Iterable[ReplayRow], start: Head) -> Iterator[Recorded
     the previous event's hash, so the hash check also proves the link; the
     ``prev_hash`` column (which only the insert trigger uses) is not read here, and
     :meth:`EventStore.verify` checks it.
+
+    ``decoders`` maps an event type to ``(schema_version, decode)``: the ``data`` of
+    an event of that type and version is passed through ``decode`` (a payload
+    loader, say) and the event carries what it returns. An :class:`InputError` it
+    raises is re-raised naming the position.
     """
     position, prev = start.position, start.hash
     prev_raw = bytes(32) if prev == GENESIS_HASH else bytes.fromhex(prev)
     sha256 = hashlib.sha256
     loads = json.loads
     scan = _scan_once
-    shapes: dict[tuple[str, str, int], tuple[bytes, bytes]] = {}
+    shapes: dict[tuple[str, str, int], tuple[bytes, bytes, Any]] = {}
     metas: dict[bytes, dict[str, Any]] = {}
     last_time: str | None = None
     time_q = b""
     last_key: tuple[Any, ...] = (None, None, None)
-    shape = (b"", b"")
+    shape: tuple[bytes, bytes, Any] = (b"", b"", None)
+    decoders = decoders or {}
     last_meta_b: bytes | None = None
     last_meta: dict[str, Any] = {}
     new_event = tuple.__new__  # RecordedEvent's own __new__ is a Python function
@@ -380,9 +390,12 @@ def verified_events(rows: Iterable[ReplayRow], start: Head) -> Iterator[Recorded
                 if len(shapes) >= 4096:  # a log of many streams: keep the cache small
                     shapes.clear()
                 try:
-                    known = shapes[last_key] = _shape(stream, type_, schema_version)
+                    prefix, suffix = _shape(stream, type_, schema_version)
                 except CanonicalError as exc:
                     raise ChainError(pos, f"a stored column is not valid ({exc})") from None
+                version, decode = decoders.get(type_, (None, None))
+                known = shapes[last_key] = (prefix, suffix,
+                                            decode if version == schema_version else None)
             shape = known
         if recorded_at != last_time:  # a batch shares one time: quote it once
             try:
@@ -422,6 +435,11 @@ def verified_events(rows: Iterable[ReplayRow], start: Head) -> Iterator[Recorded
                     meta = meta.copy()
         except (ValueError, StopIteration):
             raise ChainError(pos, "stored data or meta is not valid JSON") from None
+        if shape[2] is not None:
+            try:
+                data = shape[2](data)
+            except InputError as exc:
+                raise InputError(f"event at position {pos} ({type_}): {exc}") from None
         yield new_event(RecordedEvent, (pos, stream, stream_version, type_, schema_version,
                                         data, meta, recorded_at, prev, hash_, body))
         prev, prev_raw, prev_b = hash_, digest, hash_.encode("ascii")
@@ -604,10 +622,17 @@ class EventStore(abc.ABC):
         for row in self.read_rows(start, stop, stream=stream, types=types):
             yield event_from_row(row)
 
-    def read_verified(self, start: Head, stop: int | None = None) -> Iterator[RecordedEvent]:
-        """Events after ``start``, each checked against the chain as it is read."""
+    def read_verified(
+        self,
+        start: Head,
+        stop: int | None = None,
+        *,
+        decoders: Mapping[str, tuple[int, Callable[[Any], Any]]] | None = None,
+    ) -> Iterator[RecordedEvent]:
+        """Events after ``start``, each checked against the chain as it is read (and its
+        ``data`` decoded as :func:`verified_events` describes)."""
         with self._select(REPLAY_COLUMNS, start.position + 1, stop) as rows:
-            yield from verified_events(rows, start)
+            yield from verified_events(rows, start, decoders)
 
     @abc.abstractmethod
     def head(self) -> Head:
