@@ -20,7 +20,8 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     runner = CliRunner()
 
     def invoke(*args: str, input: str | None = None) -> Any:
-        return runner.invoke(main, list(args), input=input, catch_exceptions=False)
+        return runner.invoke(main, list(args), input=input, catch_exceptions=False,
+                             prog_name="cladelog")
 
     return invoke
 
@@ -224,3 +225,38 @@ def test_logs_are_json_lines_on_stderr_when_not_a_terminal(tmp_path: Path) -> No
     assert [r["event"] for r in records] == ["replay.done"]
     assert records[0]["level"] == "info" and records[0]["head"] == 0
     assert done.stdout.startswith("replayed to position 0")
+
+
+@pytest.mark.parametrize("args,expected", [
+    (("log", "--bogus"), "error: No such option '--bogus' (see 'cladelog log --help')"),
+    (("replay", "--to", "x"), "error: Invalid value for '--to': 'x' is not a valid integer range"
+                              " (see 'cladelog replay --help')"),
+    (("gate",), "error: Missing argument 'CANDIDATE' (see 'cladelog gate --help')"),
+    (("nope",), "error: No such command 'nope' (see 'cladelog --help')"),
+    (("notes", "add"), "error: Missing argument 'TEXT' (see 'cladelog notes add --help')"),
+])
+def test_usage_errors_are_one_line(notes: Any, args: tuple[str, ...], expected: str | None
+                                   ) -> None:
+    r = notes(*args)
+    assert r.exit_code == 2
+    lines = r.output.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
+    if expected is not None:
+        assert lines[0] == expected
+
+
+@pytest.mark.parametrize("doc,problem", [
+    ('{"stream": "s", "type": "notes.note_added", "data": {"text": "a"}, "data": {}}',
+     "duplicate member 'data'"),
+    ('{"stream": "s", "type": "notes.note_added", "data": {"text": "a", "tags": [], '
+     '"tags": ["x"]}}', "duplicate member 'tags'"),
+    ('{"stream": "s", "type": "notes.note_added", "data": {"text": "a", "n": 1e999}}',
+     "number 1e999 is out of range for a double"),
+])
+def test_append_refuses_ambiguous_json(notes: Any, tmp_path: Path, doc: str, problem: str
+                                       ) -> None:
+    before = head(notes)
+    r = notes("append", write(tmp_path / "e.json", doc))
+    assert r.exit_code == 2
+    assert r.output.strip() == f"error: {tmp_path / 'e.json'}: invalid JSON ({problem})"
+    assert head(notes) == before

@@ -122,8 +122,28 @@ def pass_deployment(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _one_line_usage(exc: click.UsageError) -> _Failure:
+    """A usage error as one ``error:`` line naming the command's help (exit 2), instead of
+    click's usage block."""
+    where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    return _Failure(message + where, EXIT_BAD_INPUT)
+
+
 class _Root(click.Group):
-    """The root group: built-in commands plus the enabled plugins' commands, loaded lazily."""
+    """The root group: built-in commands plus the enabled plugins' commands, loaded lazily.
+
+    Usage errors anywhere below it (an unknown option or command, a bad value) are one line.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise _one_line_usage(exc) from None
+
 
     def _plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
         cached = ctx.meta.get("cladelog.plugin_commands")
@@ -172,7 +192,12 @@ class _Root(click.Group):
         return loaded
 
     def invoke(self, ctx: click.Context) -> Any:
-        return _guard(lambda: super(_Root, self).invoke(ctx))
+        try:
+            return _guard(lambda: super(_Root, self).invoke(ctx))
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise _one_line_usage(exc) from None
 
 
 TOOL_GROUP = "cladelog.commands"
@@ -257,12 +282,32 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0.0:
+        raise ValueError(f"number {text[:40]} is out of range for a double")
+    return value
+
+
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):  # which one, only when there is one
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate member {key[:40]!r}")
+            seen.add(key)
+    return out
+
+
 def parse_json_text(text: str, where: str) -> Any:
-    """Parse JSON strictly (no NaN/Infinity); raise InputError naming ``where``."""
+    """Parse JSON strictly (no NaN/Infinity, no number beyond a double's range, no duplicate
+    member names); raise InputError naming ``where``."""
     from .errors import InputError
 
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
+                          object_pairs_hook=_unique_members)
     except RecursionError:
         raise InputError(f"{where}: JSON nested too deeply") from None
     except ValueError as exc:
