@@ -260,3 +260,25 @@ def test_append_refuses_ambiguous_json(notes: Any, tmp_path: Path, doc: str, pro
     assert r.exit_code == 2
     assert r.output.strip() == f"error: {tmp_path / 'e.json'}: invalid JSON ({problem})"
     assert head(notes) == before
+
+
+def test_a_reader_that_goes_away_stops_the_command_quietly(notes: Any, tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    lines = "".join(json.dumps({"stream": "s", "type": "notes.note_added",
+                                "data": {"text": f"note {i} " + "x" * 60, "tags": []}}) + "\n"
+                    for i in range(3000))  # far more than a pipe buffer holds
+    assert notes("append", write(tmp_path / "many.jsonl", lines)).exit_code == 0
+    exe = shutil.which("cladelog", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    for args in (["log"], ["export", "-"]):
+        proc = subprocess.Popen([exe, *args], cwd=tmp_path, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline()  # like `| head -1`: one line, then the pipe closes
+        proc.stdout.close()
+        err = proc.stderr.read()
+        assert proc.wait(timeout=60) == 141, err
+        assert err == b""  # no traceback, no "Exception ignored" noise

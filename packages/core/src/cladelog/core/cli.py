@@ -237,9 +237,17 @@ def _guard(call: Callable[[], Any]) -> Any:
     from .errors import CladelogError, VerificationError
 
     try:
-        return call()
+        result = call()
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return result
     except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
         raise
+    except BrokenPipeError:
+        # the reader went away (``cladelog log | head``): stop quietly, as a Unix tool
+        # killed by SIGPIPE does, and keep Python from complaining at exit
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(141) from None
     except VerificationError as exc:
         raise _Failure(str(exc), EXIT_FAILED) from None
     except CladelogError as exc:

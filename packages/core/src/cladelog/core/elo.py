@@ -11,6 +11,13 @@ magnitudes above 1: an LLR over millions of games carries float noise beyond
 finder gives up (a root within 1e-9 of the edge of its domain, which happens
 for very lopsided results) this module still returns the exact value.
 
+Which Elo: the estimates here are the plain maximum-likelihood ones from the
+counts (fishtest's ``get_elo``), for every stage kind. For an SPRT test, fishtest's
+result pages also show an estimate corrected for the bias of early stopping
+(``sprt.analytics``); that correction is not computed here, and receipts compare an
+oracle's claimed Elo with the plain estimate for SPRT and fixed-length stages alike
+(the register's issue defines the claim that way).
+
 Input: game counts
 ------------------
 ``counts`` is a list or tuple of non-negative ``int`` (``bool`` is refused):
