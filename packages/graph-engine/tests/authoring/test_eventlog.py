@@ -255,9 +255,9 @@ class Content:
     def __init__(self) -> None:
         self.calls = 0
 
-    def eval_fn(self, seg: Any) -> bool:
+    def eval_fn(self, seg: Any) -> dict[str, bool]:
         self.calls += 1
-        return seg.label not in self.SPLIT
+        return {"atomic": seg.label not in self.SPLIT}
 
     def expand_fn(self, seg: Any) -> list[str]:
         self.calls += 1

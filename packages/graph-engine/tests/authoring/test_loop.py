@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from typing import Any
 
 import pytest
-from cladelog.graph_engine import Engine, run_scenario, snapshot
+from cladelog.graph_engine import Engine, ScenarioError, run_scenario, snapshot
 from cladelog.graph_engine.authoring import (
     AuthoringError,
     asynthesize,
@@ -171,8 +172,11 @@ def test_malformed_content_degrades_instead_of_crashing(loop_seed: dict[str, Any
         lambda seg: "yes", lambda seg: 5, lambda seg: "x"))
     eng.settle()
     root = eng.get("root")
-    assert root is not None and root["Atomic"] is True
-    assert root["llmError"].startswith("AuthoringError: eval_fn: must return")
+    # "yes".atomic is undefined in the reference: NeedsSplit; then the malformed expansion
+    # degrades to Atomic with llmError
+    assert root is not None and root["NeedsSplit"] is True and root["Atomic"] is True
+    assert root["llmError"].startswith("AuthoringError: expand_fn: must return a list")
+    assert root["answer"] == "x"
 
 
 def test_empty_expansion_is_a_leaf(loop_seed: dict[str, Any]) -> None:
@@ -227,7 +231,7 @@ def test_async_content_functions(split_content: Any, loop_seed: dict[str, Any]) 
 
 def test_synthesize_rollup_error_and_bad_input(loop_seed: dict[str, Any]) -> None:
     eng = Engine(loop_concept_tree(), seed=loop_seed, providers=make_decompose_providers(
-        lambda seg: seg.label != "R", lambda seg: ["a"], lambda seg: "x"))
+        lambda seg: {"atomic": seg.label != "R"}, lambda seg: ["a"], lambda seg: "x"))
     eng.settle()
 
     def bad(seg: Any, kids: list[Any]) -> Any:
@@ -249,3 +253,110 @@ def test_synthesize_rejects_a_cycle() -> None:
     eng.settle()
     with pytest.raises(AuthoringError, match=r"segments\.b\.expandedInto: cycle through 'a'"):
         synthesize(eng, "a")
+
+
+# ---- reference compatibility of the eval result and the scenario kind (audit #7) ----------
+
+@pytest.mark.parametrize(("result", "atomic"), [
+    # the reference writes Atomic iff `r && r.atomic` is truthy (JavaScript truthiness)
+    ({"atomic": True}, True),
+    ({"atomic": "false"}, True),   # a non-empty string is truthy
+    ({"atomic": []}, True),        # an array is truthy
+    ({"atomic": 0}, False),
+    ({"atomic": False}, False),
+    ({}, False),
+    (True, True),                  # a Python bool says what it means (docs/authoring.md)
+    (False, False),
+    (None, False),
+    ("yes", False),
+    (1, False),
+    ([{"atomic": True}], False),
+])
+def test_eval_result_is_read_like_the_reference(result: Any, atomic: bool,
+                                                loop_seed: dict[str, Any]) -> None:
+    eng = Engine(loop_concept_tree(), seed=loop_seed, providers=make_decompose_providers(
+        lambda seg: result, lambda seg: [], lambda seg: "leaf"))
+    eng.settle()
+    root = eng.get("root")
+    assert root is not None
+    assert ("NeedsSplit" in root) is (not atomic)
+    assert root["Atomic"] is True  # directly, or through the empty expansion
+    assert "llmError" not in root  # an unexpected shape is an answer, not an error
+
+
+def test_the_default_eval_is_atomic(loop_seed: dict[str, Any]) -> None:
+    eng = Engine(loop_concept_tree(), seed=loop_seed, providers=make_decompose_providers())
+    eng.settle()
+    root = eng.get("root")
+    assert root is not None and root["Atomic"] is True and "NeedsSplit" not in root
+    assert root["answer"] == "" and "Expand" not in root
+
+
+def _fixture_with(load_fixture: Any, **changes: Any) -> dict[str, Any]:
+    scenario, _ = load_fixture("06_decompose_loop")
+    spec = scenario["providers"]["AI::*"]
+    for key, value in changes.items():
+        if value is _DROP:
+            spec.pop(key, None)
+        else:
+            spec[key] = value
+    return scenario
+
+
+_DROP = object()
+
+
+def test_scenario_max_branch_zero_or_null_means_the_default_four(load_fixture: Any) -> None:
+    # maxBranch 4 keeps C's fourth child: C4 is a leaf at depth 2 (< maxDepth 3)
+    four = "R[A[A1[ans(A1x),ans(A1y)],ans(A2)],ans(B),C[ans(C1),C2[ans(C2a)],ans(C3),ans(C4)]]"
+    for value in (0, None, _DROP):
+        eng, counts = _run_fixture_directly(_fixture_with(load_fixture, maxBranch=value))
+        assert eng.get("root")["answer"] == four, value  # type: ignore[index]
+        assert counts["AI::evalComplexity"] == 13  # the fixture's 12 segments plus C4
+
+
+def test_scenario_max_depth_zero_is_a_floor_at_the_root(load_fixture: Any) -> None:
+    # maxDepth is `opts.maxDepth == null ? 2 : opts.maxDepth`: 0 stays 0, null is 2
+    eng, counts = _run_fixture_directly(_fixture_with(load_fixture, maxDepth=0))
+    assert eng.get("root")["answer"] == "ans(R)"  # type: ignore[index]
+    assert counts == {"AI::evalComplexity": 1, "AI::answer": 1}
+    eng, _ = _run_fixture_directly(_fixture_with(load_fixture, maxDepth=None))
+    # depth-2 segments hit the floor: A's and C's children are leaves
+    assert eng.get("root")["answer"] == (  # type: ignore[index]
+        "R[A[ans(A1),ans(A2)],ans(B),C[ans(C1),ans(C2),ans(C3)]]")
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"maxDeph": 3}, r"providers\.AI::\*\.maxDeph: unknown key"),
+    ({"async": True}, r"providers\.AI::\*\.async: unknown key"),
+    ({"cache": True}, r"providers\.AI::\*\.cache: the loop kind does not support"),
+    ({"maxBranch": -1}, r"providers\.AI::\*\.maxBranch: must be a non-negative integer"),
+])
+def test_scenario_loop_kind_refuses_what_it_would_ignore(
+        load_fixture: Any, change: dict[str, Any], message: str) -> None:
+    with pytest.raises(ScenarioError, match=message):
+        _run_fixture_directly(_fixture_with(load_fixture, **change))
+
+
+def test_scenario_loop_kind_accepts_cache_false(load_fixture: Any) -> None:
+    _, expected = load_fixture("06_decompose_loop")
+    eng, _ = _run_fixture_directly(_fixture_with(load_fixture, cache=False))
+    assert snapshot(eng) == expected["final"]
+
+
+@pytest.fixture
+def cladelog_plugins() -> list[str]:
+    return ["graph-engine"]
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    ({"maxDeph": 3}, "maxDeph"), ({"cache": True}, "cache")])
+def test_graph_run_exits_2_on_a_bad_loop_spec(cladelog_env: Any, load_fixture: Any,
+                                              tmp_path: Any, change: dict[str, Any],
+                                              named: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(_fixture_with(load_fixture, **change)))
+    result = cladelog_env.cli("graph", "run", str(path))
+    assert result.exit_code == 2, result.output
+    assert f"providers.AI::*.{named}:" in result.output
+    assert not cladelog_env.events(stream="graph.06_decompose_loop")  # nothing was recorded

@@ -220,7 +220,8 @@ def test_a_plain_dict_is_a_live_cache_and_results_must_be_json() -> None:
     bad = MasterLoop(signature, lambda p, ctx: {"result": {"x": float("nan")}})
     with pytest.raises(AuthoringError, match=r"forge\.result\.x: must be a finite number"):
         bad.solve(P1)
-    assert bad.stats.calls == 1 and bad.stats.forge == 0  # nothing was cached or counted
+    # nothing was cached, recorded or counted: a call counts once its record is emitted
+    assert bad.stats == MasterLoopStats()
 
 
 def test_folds_reject_malformed_records() -> None:
@@ -231,3 +232,75 @@ def test_folds_reject_malformed_records() -> None:
     with pytest.raises(AuthoringError, match=r"records\[0\]\.signature: an indexed solve"):
         fold_records([(SOLVED, {"arm": "forge", "key": "k", "id": "i", "indexed": True,
                                 "signature": 5})])
+
+
+def test_camel_case_signals_climb_to_frozen_like_snake_case() -> None:
+    forger = Forger()
+    loop = MasterLoop(signature, forger.forge,
+                      signals=lambda p, mid: {"reliability": 1.0, "readOnlyFrontier": True,
+                                              "depth": 0})
+    regimes = [loop.solve(P1).regime for _ in range(7)]
+    # hit rate after n solves = (n−1)/n: 0, .5, .667 (≥ .65 inline), .75, .8, .833, .857 (≥ .85)
+    assert regimes == ["instance", "instance", "inline", "inline", "inline", "inline", "frozen"]
+    # the forge's camelCase hitRate overrides the loop's own (0 on a first forge)
+    first = MasterLoop(signature, lambda p, ctx: {"result": 1, "signals": {
+        "reliability": 1, "hitRate": 1, "readOnlyFrontier": True}})
+    assert first.solve(P1).regime == "frozen"
+    # a caller's hitRate overrides the loop's too (reference: Object.assign order)
+    low = MasterLoop(signature, forger.forge, signals=lambda p, mid: {
+        "reliability": 1, "hitRate": 0.1, "readOnlyFrontier": True, "depth": 0})
+    assert [low.solve(P1).regime for _ in range(3)] == ["instance"] * 3
+
+
+def test_live_stats_equal_the_projection_after_failing_solves() -> None:
+    records: list[tuple[str, dict[str, Any]]] = []
+    script = iter(["ok", "raise", "malformed", "ok"])
+
+    def forge(problem: Any, ctx: Any) -> Any:
+        step = next(script)
+        if step == "raise":
+            raise RuntimeError("model down")
+        if step == "malformed":
+            return "not forged"
+        return Forged({"method": problem[0], "a": problem[1]["a"]}, 10)
+
+    def re_forge(problem: Any, cand: Any, keys: Any, ctx: Any) -> Any:
+        raise RuntimeError("re-forge down")
+
+    cache = MemoryCache()
+    loop = MasterLoop(signature, forge, re_forge, cache=cache,
+                      sink=lambda k, d: records.append((k, d)))
+    assert loop.solve(P1).arm == "forge"
+    with pytest.raises(RuntimeError, match="model down"):
+        loop.solve(P3)
+    with pytest.raises(AuthoringError, match="forge: must return Forged"):
+        loop.solve(P3)
+    with pytest.raises(RuntimeError, match="re-forge down"):
+        loop.solve(P2)  # recalled partially from P1; the re-forge fails
+    assert loop.solve(P3).arm == "forge"
+    assert loop.solve(P1).arm == "match"
+    # 3 solves made it (forge, forge, match); the 3 failures left no trace
+    assert loop.stats == MasterLoopStats(match=1, forge=2, cost=20, calls=3)
+    state = fold_records(records)
+    assert state.stats == loop.stats
+    assert dict(state.hits) == loop.hits()
+    assert dict(state.cache) == cache.items()
+    assert len(cache.items()) == 2 and loop.index.size() == 2
+
+
+def test_bad_signals_fail_a_solve_before_it_changes_anything() -> None:
+    records: list[tuple[str, dict[str, Any]]] = []
+    forger = Forger()
+    cache = MemoryCache()
+    loop = MasterLoop(signature, forger.forge, cache=cache,
+                      signals=lambda p, mid: {"hitrate": 1},
+                      sink=lambda k, d: records.append((k, d)))
+    with pytest.raises(AuthoringError, match=r"signals\(problem\)\.hitrate: unknown signal"):
+        loop.solve(P1)
+    assert (records, cache.items(), loop.index.size()) == ([], {}, 0)
+    assert loop.stats == MasterLoopStats() and loop.hits() == {}
+    conflicting = MasterLoop(signature, lambda p, ctx: {"result": 1, "signals": {
+        "hitRate": 1, "hit_rate": 0}})
+    with pytest.raises(AuthoringError, match=r"forge\.signals\.hitRate: given as hitRate"):
+        conflicting.solve(P1)
+    assert conflicting.stats == MasterLoopStats()

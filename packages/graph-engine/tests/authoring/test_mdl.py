@@ -60,6 +60,14 @@ def test_symbols_of_counts_every_spine_symbol() -> None:
     assert symbols_of(None) == 0
 
 
+@pytest.mark.parametrize(("provider", "symbols"), [
+    # the reference counts a provider when `schema.provider` is JavaScript-truthy
+    ([], 1), ({}, 1), ("P::f", 1), (["P::f"], 1), ("", 0), (0, 0), (None, 0), (False, 0)])
+def test_symbols_of_counts_a_provider_by_javascript_truthiness(provider: Any,
+                                                                symbols: int) -> None:
+    assert symbols_of({"provider": provider}) == symbols
+
+
 def test_alphabet_and_bits() -> None:
     assert alphabet_size(None) == 2
     assert alphabet_size(1) == 2

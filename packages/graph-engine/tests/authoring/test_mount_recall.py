@@ -151,3 +151,72 @@ def test_recall_and_verify_prefers_full_over_score() -> None:
 def test_decide_rejects_signals_that_are_not_an_object() -> None:
     with pytest.raises(AuthoringError, match="signals: must be an object, got int"):
         MountController().decide("x", 5)  # type: ignore[arg-type]
+
+
+# ---- the SPEC's camelCase signal names (audit #7) -----------------------------------------
+# Expected regimes worked by hand from SPEC §1.14: score = min(reliability ?? 0,
+# hitRate ?? (reliability || 0)); frozen at score ≥ 0.85 (0.70 when already frozen) on a
+# read-only frontier; inline at depth ≤ 1 and score ≥ 0.65 (0.50 when already inline).
+
+@pytest.mark.parametrize(("signals", "current", "expected"), [
+    ({"reliability": 0.9, "hitRate": 0.9, "readOnlyFrontier": True}, "instance", "frozen"),
+    ({"reliability": 0.9, "hitRate": 0.1, "readOnlyFrontier": True}, "instance", "instance"),
+    ({"reliability": 0.9, "hitRate": 0.8, "readOnlyFrontier": True}, "frozen", "frozen"),
+    ({"reliability": 0.9, "hitRate": 0.69, "readOnlyFrontier": True}, "frozen", "instance"),
+    ({"reliability": 0.9}, "instance", "instance"),  # no read-only frontier
+    ({"reliability": 0.7, "readOnlyFrontier": True, "depth": 1}, "instance", "inline"),
+    ({"reliability": 1, "readOnlyFrontier": True, "deoptCount": 3}, "frozen", "escalate"),
+    ({"reliability": 1, "readOnlyFrontier": True, "deoptCount": 2}, "instance", "frozen"),
+    # the two spellings may be mixed, and may both be given when they agree
+    ({"reliability": 0.9, "hit_rate": 0.1, "readOnlyFrontier": True}, "instance", "instance"),
+    ({"reliability": 0.9, "hitRate": 0.9, "hit_rate": 0.9, "read_only_frontier": True},
+     "instance", "frozen"),
+])
+def test_classify_reads_the_spec_signal_names(signals: dict[str, Any], current: str,
+                                              expected: str) -> None:
+    assert classify(signals, current) == expected
+
+
+def test_unknown_or_conflicting_signals_are_refused() -> None:
+    with pytest.raises(AuthoringError, match=r"signals\.hitrate: unknown signal"):
+        classify({"reliability": 0.9, "hitrate": 0.9})
+    with pytest.raises(AuthoringError, match=r"signals\.hitRate: given as hitRate and "
+                                             r"hit_rate with different values"):
+        classify({"hitRate": 0.9, "hit_rate": 0.1})
+    with pytest.raises(AuthoringError, match=r"signals\.readOnlyFrontier: given as"):
+        classify({"readOnlyFrontier": True, "read_only_frontier": False})
+    with pytest.raises(AuthoringError, match=r"signals\.deoptCount: must be a number"):
+        classify({"deoptCount": "3"})
+    with pytest.raises(AuthoringError, match=r"signals\.depht: unknown signal"):
+        MountController().decide("x", {"depht": 0})
+
+
+def test_decide_keeps_the_stored_deopt_count_over_either_spelling() -> None:
+    m = MountController()
+    good = {"reliability": 0.9, "readOnlyFrontier": True}
+    assert m.decide("x", {**good, "deoptCount": 99}).regime == "frozen"
+    assert m.decide("y", {**good, "deopt_count": 99, "deoptCount": 99}).regime == "frozen"
+
+
+def test_thresholds_may_be_given_as_an_object() -> None:
+    # 0.8 < freezeHi 0.85 (default) but ≥ 0.75; depth defaults to 99 so never inline
+    sig = {"reliability": 0.8, "readOnlyFrontier": True}
+    assert classify(sig, "instance") == "instance"
+    assert classify(sig, "instance", {"freezeHi": 0.75}) == "frozen"
+    assert classify(sig, "instance", {"freeze_hi": 0.75}) == "frozen"
+    assert classify({}, "instance", {"maxDeopt": 3}) == "instance"
+    assert classify({"deoptCount": 1}, "instance", {"maxDeopt": 1}) == "escalate"
+    m = MountController({"maxDeopt": 1, "widenCap": 2})
+    assert m.thresholds == MountThresholds(max_deopt=1, widen_cap=2)
+    assert m.record_deopt("x") == 1 and m.regime_of("x") == "escalate"
+    with pytest.raises(AuthoringError, match=r"thresholds\.maxDeop: unknown threshold"):
+        classify({}, "instance", {"maxDeop": 3})
+    with pytest.raises(AuthoringError, match=r"thresholds\.maxDeopt: given as maxDeopt and "
+                                             r"max_deopt with different values"):
+        MountController({"maxDeopt": 3, "max_deopt": 4})
+    with pytest.raises(AuthoringError, match=r"thresholds\.freezeHi: must be a finite number"):
+        classify({}, "instance", {"freezeHi": "high"})
+    with pytest.raises(AuthoringError, match=r"thresholds\.maxDeopt: must be an integer"):
+        classify({}, "instance", {"maxDeopt": 2.5})
+    with pytest.raises(AuthoringError, match="thresholds: must be MountThresholds or an object"):
+        classify({}, "instance", [3])  # type: ignore[arg-type]

@@ -30,6 +30,7 @@ import attrs
 
 from ..engine import Engine, Provider, ProviderCall
 from ..errors import ScenarioError
+from ..jsvalue import truthy
 from ._util import error_text, js_string, resolve_sync
 from .errors import AuthoringError
 
@@ -73,7 +74,10 @@ class SegmentView:
 
 
 EvalFn = Callable[[SegmentView], Any]
-"""``(segment) -> bool | {"atomic": bool}`` (or an awaitable of it)."""
+"""``(segment) -> bool | {"atomic": bool}`` (or an awaitable of it). As in the reference, an
+object is Atomic iff its ``atomic`` is truthy (JavaScript truthiness); a Python ``bool`` is
+taken as it says (a cladelog convenience, see docs/authoring.md); anything else (None, a
+string, a number, a list) means NeedsSplit, as ``r && r.atomic`` does in the reference."""
 ExpandFn = Callable[[SegmentView], Any]
 """``(segment) -> [{"name", "description"?} | name, ...]`` ordered sub-steps."""
 AnswerFn = Callable[[SegmentView], Any]
@@ -118,23 +122,13 @@ def _depth(facts: Mapping[str, Any]) -> int | float:
     return 0
 
 
-def _js_truthy(value: Any) -> bool:
-    if value is None or value is False:
-        return False
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return value != 0 and value == value
-    if isinstance(value, str):
-        return value != ""
-    return True
-
-
 def _is_atomic(result: Any) -> bool:
-    if isinstance(result, bool) or result is None:
-        return bool(result)
-    if isinstance(result, Mapping):
-        return _js_truthy(result.get("atomic"))
-    raise AuthoringError(f"eval_fn: must return a bool or {{'atomic': bool}}, "
-                         f"got {type(result).__name__}")
+    """The reference's ``r && r.atomic`` (only an object with a truthy ``atomic`` is atomic;
+    ``"yes".atomic`` or ``[].atomic`` are undefined: NeedsSplit), except that a Python bool
+    is the answer itself: an eval function written in Python says ``True`` for atomic."""
+    if result is True or result is False:
+        return result
+    return isinstance(result, Mapping) and truthy(result.get("atomic"))
 
 
 def _steps(raw: Any, max_branch: int) -> list[tuple[Any, Any]]:
@@ -205,7 +199,7 @@ def make_decompose_providers(
     for name, value, low in (("max_depth", max_depth, 0), ("max_branch", max_branch, 1)):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
             raise AuthoringError(f"{name}: must be an integer >= {low}, got {value!r}")
-    ev: EvalFn = eval_fn or (lambda seg: True)
+    ev: EvalFn = eval_fn or (lambda seg: {"atomic": True})
     ex: ExpandFn = expand_fn or (lambda seg: [])
     an: AnswerFn = answer_fn or (lambda seg: "")
     ro: RollupFn = rollup_fn or default_rollup
@@ -413,6 +407,10 @@ async def asynthesize(engine: Engine | Session, root_id: str,
 # ----------------------------------------------------------------------------- scenarios
 
 
+_LOOP_SPEC_KEYS: Final = ("kind", "maxDepth", "maxBranch", "split", "answerFormat",
+                          "rollupFormat", "joiner", "cache")
+
+
 def _fill(fmt: str, values: Mapping[str, str]) -> str:
     out = fmt
     for key, value in values.items():
@@ -424,13 +422,25 @@ def loop_provider_kind(name: str, spec: Mapping[str, Any], counts: dict[str, int
                        ) -> dict[str, Provider]:
     """The scenario provider kind ``loop`` (SPEC §2) as providers counting calls per name.
 
-    ``name`` is the scenario key (``"AI::*"``); ``spec`` holds ``maxDepth``, ``maxBranch``,
-    ``split`` (label → child names; a label absent from it is atomic), ``answerFormat``,
-    ``rollupFormat`` (``{label}``, ``{id}``, ``{kids}``) and ``joiner``.
+    ``name`` is the scenario key (``"AI::*"``); ``spec`` holds ``maxDepth`` (null: 2),
+    ``maxBranch`` (0 or null: 4, as the reference), ``split`` (label → child names; a label
+    absent from it is atomic), ``answerFormat``, ``rollupFormat`` (``{label}``, ``{id}``,
+    ``{kids}``) and ``joiner``. Any other key is a :class:`ScenarioError`, and so is
+    ``cache: true`` (not supported by this kind; ``cache: false`` is accepted).
     """
     where = f"providers.{name}"
     if not isinstance(spec, Mapping):
         raise ScenarioError(f"{where}: must be an object")
+    for key in spec:
+        if key not in _LOOP_SPEC_KEYS:
+            raise ScenarioError(f"{where}.{key}: unknown key for the loop kind (one of "
+                                f"{', '.join(_LOOP_SPEC_KEYS)})")
+    if spec.get("cache") not in (None, False):
+        # SPEC §2's `cache: true` wraps a provider in the scenario's provider cache; a
+        # provider kind is not handed that cache (scenario.ProviderKind gets the key, the spec
+        # and the call counts), so a cache of our own would be missing from `cacheStats`.
+        raise ScenarioError(f"{where}.cache: the loop kind does not support the provider "
+                            f"cache (use false or leave it out), got {spec['cache']!r}")
     namespace = name.split("::", 1)[0]
     if not namespace:
         raise ScenarioError(f"{where}: the key must look like 'Ns::*'")
@@ -447,17 +457,25 @@ def loop_provider_kind(name: str, spec: Mapping[str, Any], counts: dict[str, int
             raise ScenarioError(f"{where}.{key}: must be a string, got {value!r}")
         texts[key] = value
     numbers: dict[str, int] = {}
-    for key, low_default in (("maxDepth", 2), ("maxBranch", 4)):
-        number = spec.get(key, low_default)
+    for key, fallback in (("maxDepth", 2), ("maxBranch", 4)):
+        number = spec.get(key)
+        if number is None:
+            number = fallback
         if not isinstance(number, int) or isinstance(number, bool) or number < 0:
             raise ScenarioError(f"{where}.{key}: must be a non-negative integer, got {number!r}")
         numbers[key] = number
+    # Compatibility with reference scenarios: the reference reads `opts.maxBranch || 4`, so
+    # maxBranch 0 means the default 4 (not "no steps", nor 1), while maxDepth is
+    # `opts.maxDepth == null ? 2 : opts.maxDepth`, so maxDepth 0 stays 0 (every segment is
+    # at the depth floor). Null means the default for both.
+    if numbers["maxBranch"] == 0:
+        numbers["maxBranch"] = 4
 
     def label_of(seg: SegmentView) -> str:
         return "" if seg.label is None else js_string(seg.label)
 
-    def eval_fn(seg: SegmentView) -> bool:
-        return label_of(seg) not in split
+    def eval_fn(seg: SegmentView) -> dict[str, bool]:
+        return {"atomic": label_of(seg) not in split}
 
     def expand_fn(seg: SegmentView) -> list[str]:
         return list(split.get(label_of(seg), []))
@@ -473,7 +491,7 @@ def loop_provider_kind(name: str, spec: Mapping[str, Any], counts: dict[str, int
     try:
         made = make_decompose_providers(eval_fn, expand_fn, answer_fn, rollup_fn,
                                         max_depth=numbers["maxDepth"],
-                                        max_branch=max(1, numbers["maxBranch"]),
+                                        max_branch=numbers["maxBranch"],
                                         namespace=namespace)
     except AuthoringError as exc:
         raise ScenarioError(f"{where}: {exc}") from None

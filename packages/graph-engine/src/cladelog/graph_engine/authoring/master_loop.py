@@ -26,7 +26,7 @@ import attrs
 from ._util import canon, digest, resolve_sync
 from .cache import MemoryCache, MethodCache, as_method_cache
 from .errors import AuthoringError
-from .mount import ESCALATE, INSTANCE, MountController
+from .mount import ESCALATE, INSTANCE, MountController, normalize_signals
 from .recall import RecallIndex, VerifiedCandidate, normalize_signature, recall_and_verify
 
 __all__ = [
@@ -90,7 +90,13 @@ class DriftResult:
 
 @attrs.frozen
 class MasterLoopStats:
-    """Counters of the ladder's arms, the total cost and the number of solves."""
+    """Counters of the ladder's arms, the total cost and the number of solves.
+
+    A solve counts once it completed and its ``master_loop.solved`` record was emitted: a
+    solve whose forge raised or returned something malformed is not counted (the reference
+    counts ``calls`` and the arm before forging), so these stats always equal the fold of
+    the records.
+    """
 
     match: int = 0
     recall_full: int = 0
@@ -226,12 +232,17 @@ class MasterLoop:
         if hit:
             h[0] += 1
 
-    def _decide(self, problem: Any, mid: str, extra: Mapping[str, Any] | None = None) -> str:
-        user = self._signals(problem, mid)
-        if not isinstance(user, Mapping):
-            raise AuthoringError("signals: must return an object")
-        merged = {"hit_rate": self.hit_rate(mid), **user, **(extra or {})}
-        return self.mount.decide(mid, merged).regime
+    def _signals_for(self, problem: Any, mid: str, hit: bool,
+                     extra: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The decide call's signals, checked: ``{hitRate}`` (counting this solve), then the
+        caller's ``signals(problem, id)``, then the forge's ``signals`` (later wins, as the
+        reference's ``Object.assign``); each layer may use either spelling."""
+        hits, total = self._hits.get(mid, (0, 0))
+        merged: dict[str, Any] = {"hit_rate": (hits + hit) / (total + 1)}
+        merged.update(normalize_signals(self._signals(problem, mid), "signals(problem)"))
+        if extra is not None:
+            merged.update(normalize_signals(extra, "forge.signals"))
+        return merged
 
     def _mount_json(self, mid: str) -> dict[str, Any]:
         s = self.mount.state_of(mid)
@@ -244,16 +255,23 @@ class MasterLoop:
     # ------------------------------------------------------------------ the ladder
 
     def _ladder(self, problem: Any) -> Generator[Any, Any, SolveResult]:
-        """The solve logic; yields a forge call's raw return and receives its value."""
+        """The solve logic; yields a forge call's raw return and receives its value.
+
+        Nothing changes until every fallible step is done: a forge that raises or returns
+        something malformed, or bad signals, leave the cache, the index, the mount state and
+        the stats as they were, and no record is written. The stats count a solve only
+        once its ``master_loop.solved`` record is emitted, so they always equal the fold of
+        the records (:func:`~.projection.fold_records`).
+        """
         sig, key, mid = _identify(self._signature(problem), "signature(problem)")
-        self._counts["calls"] += 1
         arm: str
         result: Any
         cost: float = 0
         cached = indexed = hit = False
         re_forged: tuple[str, ...] | None = None
+        extra: Mapping[str, Any] | None = None
         if self.mount.regime_of(mid) == ESCALATE:
-            arm, regime = "escalate", ESCALATE
+            arm = "escalate"
             forged = _forged((yield self._forge(problem, ForgeContext(mid, sig, ESCALATE))),
                              "forge")
             result, cost = forged.result, forged.cost
@@ -263,7 +281,6 @@ class MasterLoop:
             cand = recall_and_verify(self.index, sig, self.recall_k)
             if cand is not None and cand.verdict.mode == "full":
                 arm, hit, result, cached = "recall-full", True, cand.hit.method, True
-                self.cache.set(key, result)
             elif cand is not None:
                 arm, re_forged = "recall-partial", cand.verdict.re_forge
                 forged = _forged((yield self._re_forge(problem, cand, re_forged,
@@ -274,15 +291,14 @@ class MasterLoop:
                 forged = _forged((yield self._forge(problem, ForgeContext(mid, sig, INSTANCE))),
                                  "forge")
                 result, cost, cached, indexed = forged.result, forged.cost, True, True
-            if indexed:
-                self.cache.set(key, result)
-                self.index.add(sig, result)
-        self._counts[_STAT_OF_ARM[arm]] += 1
-        self._cost += cost
-        self._bump(mid, hit)
-        if arm != "escalate":
-            extra = forged.signals if arm == "forge" else None
-            regime = self._decide(problem, mid, extra)
+                extra = forged.signals
+        signals = None if arm == "escalate" else self._signals_for(problem, mid, hit, extra)
+        # commit: from here on nothing the caller supplied is checked any more
+        if cached:
+            self.cache.set(key, result)
+        if indexed:
+            self.index.add(sig, result)
+        regime = ESCALATE if signals is None else self.mount.decide(mid, signals).regime
         data: dict[str, Any] = {"arm": arm, "key": key, "id": mid, "signature": sig,
                                 "cost": cost, "regime": regime, "hit": hit, "cached": cached,
                                 "indexed": indexed, "mount": self._mount_json(mid)}
@@ -291,6 +307,10 @@ class MasterLoop:
         if re_forged is not None:
             data["reForged"] = list(re_forged)
         self._record(SOLVED, data)
+        self._counts[_STAT_OF_ARM[arm]] += 1
+        self._counts["calls"] += 1
+        self._cost += cost
+        self._bump(mid, hit)
         return SolveResult(result, arm, regime, cost, re_forged)
 
     def solve(self, problem: Any) -> SolveResult:

@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from ..jsvalue import truthy
 from ._util import resolve_sync
 from .errors import AuthoringError
 from .refs import iter_concepts, ref_key_of, refs_of, template_keys
@@ -124,12 +125,15 @@ def _schema_of(schema: Any) -> Mapping[str, Any]:
 
 
 def symbols_of(schema: Any) -> int:
-    """Require keys + ensure/assert references + template keys + 1 for a provider."""
+    """Require keys + ensure/assert references + template keys + 1 for a provider.
+
+    A provider counts when ``provider`` is truthy in JavaScript's sense, as in the reference:
+    ``[]`` and ``{}`` count, ``""``, ``0``, ``false`` and null do not."""
     s = _schema_of(schema)
     reqs = [ref_key_of(r).key for r in refs_of(s.get("require"), False)]
     ens = refs_of(s.get("ensure"), True) + refs_of(s.get("assert"), True)
     tpl = template_keys(s.get("applyMutations"))
-    prov = 1 if s.get("provider") else 0
+    prov = 1 if truthy(s.get("provider")) else 0
     return len(reqs) + len(ens) + len(tpl) + prov
 
 

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import attrs
 
+from ..jsvalue import truthy
 from .errors import AuthoringError
 
 __all__ = [
@@ -23,12 +24,16 @@ __all__ = [
     "INLINE",
     "INSTANCE",
     "REGIMES",
+    "SIGNAL_NAMES",
+    "THRESHOLD_NAMES",
     "MountController",
     "MountDecision",
     "MountState",
     "MountThresholds",
     "WidenResult",
+    "as_thresholds",
     "classify",
+    "normalize_signals",
 ]
 
 FROZEN: Final = "frozen"
@@ -80,29 +85,101 @@ class WidenResult:
     demoted_from: str | None
 
 
-def _opt_number(signals: Mapping[str, Any], key: str) -> float | None:
-    value = signals.get(key)
+#: Signal names: the SPEC's camelCase spelling -> the snake_case one used internally.
+SIGNAL_NAMES: Final = {"reliability": "reliability", "hitRate": "hit_rate", "depth": "depth",
+                       "readOnlyFrontier": "read_only_frontier", "deoptCount": "deopt_count"}
+_SIGNAL_OF: Final = {**{camel: snake for camel, snake in SIGNAL_NAMES.items()},
+                     **{snake: snake for snake in SIGNAL_NAMES.values()}}
+_CAMEL_OF: Final = {snake: camel for camel, snake in SIGNAL_NAMES.items()}
+_NUMERIC_SIGNALS: Final = frozenset({"reliability", "hit_rate", "depth", "deopt_count"})
+
+#: Threshold names: the SPEC's camelCase spelling -> the :class:`MountThresholds` field.
+THRESHOLD_NAMES: Final = {"maxDeopt": "max_deopt", "freezeHi": "freeze_hi",
+                          "freezeLo": "freeze_lo", "inlineHi": "inline_hi",
+                          "inlineLo": "inline_lo", "inlineMaxDepth": "inline_max_depth",
+                          "widenCap": "widen_cap"}
+_INTEGER_THRESHOLDS: Final = frozenset({"max_deopt", "widen_cap"})
+
+
+def _same(a: Any, b: Any) -> bool:
+    return bool(a == b) and isinstance(a, bool) == isinstance(b, bool)
+
+
+def _aliased(value: Mapping[str, Any], names: Mapping[str, str], camel_of: Mapping[str, str],
+             path: str, what: str) -> dict[str, Any]:
+    """``value`` with every key mapped to its snake_case name; an unknown key, or one given
+    under both spellings with different values, is an :class:`AuthoringError`."""
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        target = names.get(key) if isinstance(key, str) else None
+        if target is None:
+            raise AuthoringError(f"{path}.{key}: unknown {what} (one of "
+                                 f"{', '.join(camel_of.values())}; snake_case also accepted)")
+        if target in out and not _same(out[target], item):
+            camel = camel_of[target]
+            raise AuthoringError(f"{path}.{camel}: given as {camel} and {target} with different "
+                                 f"values ({out[target]!r}, {item!r})")
+        out[target] = item
+    return out
+
+
+def normalize_signals(signals: Any, path: str = "signals") -> dict[str, Any]:
+    """Mount signals with snake_case keys, checked.
+
+    The SPEC's names (``reliability``, ``hitRate``, ``depth``, ``readOnlyFrontier``,
+    ``deoptCount``) and their snake_case spellings are accepted; an unknown key, the same
+    signal under both spellings with different values, or a non-number where a number is
+    expected (``None`` means absent) is an :class:`AuthoringError` naming the key.
+    """
+    if not isinstance(signals, Mapping):
+        raise AuthoringError(f"{path}: must be an object, got {type(signals).__name__}")
+    out = _aliased(signals, _SIGNAL_OF, _CAMEL_OF, path, "signal")
+    for key in _NUMERIC_SIGNALS & out.keys():
+        value = out[key]
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+            raise AuthoringError(f"{path}.{_CAMEL_OF[key]}: must be a number, got {value!r}")
+    return out
+
+
+def as_thresholds(value: MountThresholds | Mapping[str, Any] | None) -> MountThresholds:
+    """:class:`MountThresholds` from an instance, None (the defaults), or the reference's
+    object of thresholds (``{maxDeopt, freezeHi, ...}``, snake_case also accepted; missing
+    keys keep their defaults)."""
     if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise AuthoringError(f"signals.{key}: must be a number, got {value!r}")
-    return value
+        return MountThresholds()
+    if isinstance(value, MountThresholds):
+        return value
+    if not isinstance(value, Mapping):
+        raise AuthoringError(f"thresholds: must be MountThresholds or an object, got "
+                             f"{type(value).__name__}")
+    names = {**THRESHOLD_NAMES, **{f: f for f in THRESHOLD_NAMES.values()}}
+    camel_of = {f: c for c, f in THRESHOLD_NAMES.items()}
+    fields = _aliased(value, names, camel_of, "thresholds", "threshold")
+    for key, number in fields.items():
+        where = f"thresholds.{camel_of[key]}"
+        if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(
+                number):
+            raise AuthoringError(f"{where}: must be a finite number, got {number!r}")
+        if key in _INTEGER_THRESHOLDS and not isinstance(number, int):
+            raise AuthoringError(f"{where}: must be an integer, got {number!r}")
+    return MountThresholds(**fields)
 
 
 def _reason(signals: Mapping[str, Any], current: str, t: MountThresholds
             ) -> tuple[str, str]:
-    if not isinstance(signals, Mapping):
-        raise AuthoringError(f"signals: must be an object, got {type(signals).__name__}")
+    """The rule of SPEC §1.14 over signals already normalized by :func:`normalize_signals`."""
     if current not in REGIMES:
         raise AuthoringError(f"current: must be one of {list(REGIMES)}, got {current!r}")
-    reliability = _opt_number(signals, "reliability")
-    hit_rate = _opt_number(signals, "hit_rate")
-    depth = _opt_number(signals, "depth")
-    deopts = _opt_number(signals, "deopt_count") or 0
+    reliability = signals.get("reliability")
+    hit_rate = signals.get("hit_rate")
+    depth = signals.get("depth")
+    deopts = signals.get("deopt_count") or 0
     rel = reliability or 0
     score = min(rel, hit_rate if hit_rate is not None else rel)
     depth = 99 if depth is None else depth
-    read_only = bool(signals.get("read_only_frontier"))
+    read_only = truthy(signals.get("read_only_frontier"))
     if deopts >= t.max_deopt:
         return ESCALATE, f"deoptCount {deopts:g} >= maxDeopt {t.max_deopt}"
     freeze_at = t.freeze_lo if current == FROZEN else t.freeze_hi
@@ -115,17 +192,20 @@ def _reason(signals: Mapping[str, Any], current: str, t: MountThresholds
 
 
 def classify(signals: Mapping[str, Any], current: str = INSTANCE,
-             thresholds: MountThresholds | None = None) -> str:
+             thresholds: MountThresholds | Mapping[str, Any] | None = None) -> str:
     """The regime for ``signals`` given the ``current`` regime.
 
-    Signals (all optional): ``reliability``, ``hit_rate``, ``depth`` (default 99),
-    ``read_only_frontier``, ``deopt_count``. ``score = min(reliability or 0, hit_rate if
-    given else reliability or 0)``. Escalate at ``deopt_count ≥ max_deopt``; else frozen on
-    a read-only frontier with score ≥ freeze_hi (freeze_lo when already frozen); else inline
-    on a read-only frontier at depth ≤ inline_max_depth with score ≥ inline_hi (inline_lo
-    when already inline); else instance.
+    Signals (all optional), under the SPEC's names or their snake_case spelling:
+    ``reliability``, ``hitRate``, ``depth`` (default 99), ``readOnlyFrontier``,
+    ``deoptCount``; an unknown key is an :class:`AuthoringError`. ``score =
+    min(reliability or 0, hitRate if given else reliability or 0)``. Escalate at
+    ``deoptCount ≥ maxDeopt``; else frozen on a read-only frontier with score ≥ freezeHi
+    (freezeLo when already frozen); else inline on a read-only frontier at depth ≤
+    inlineMaxDepth with score ≥ inlineHi (inlineLo when already inline); else instance.
+    ``thresholds`` is a :class:`MountThresholds` or an object of thresholds (see
+    :func:`as_thresholds`).
     """
-    return _reason(signals, current, thresholds or MountThresholds())[0]
+    return _reason(normalize_signals(signals), current, as_thresholds(thresholds))[0]
 
 
 class MountController:
@@ -136,9 +216,9 @@ class MountController:
     so folding the records is idempotent.
     """
 
-    def __init__(self, thresholds: MountThresholds | None = None,
+    def __init__(self, thresholds: MountThresholds | Mapping[str, Any] | None = None,
                  sink: Sink | None = None) -> None:
-        self.thresholds = thresholds or MountThresholds()
+        self.thresholds = as_thresholds(thresholds)
         self._state: dict[str, MountState] = {}
         self._sink = sink
 
@@ -161,11 +241,13 @@ class MountController:
         self._state[mid] = state
 
     def decide(self, mid: str, signals: Mapping[str, Any] | None = None) -> MountDecision:
-        """Classify with the stored deopt count and regime, store and return the result."""
-        if signals is not None and not isinstance(signals, Mapping):
-            raise AuthoringError(f"signals: must be an object, got {type(signals).__name__}")
+        """Classify with the stored deopt count and regime, store and return the result.
+
+        ``signals`` are checked as by :func:`classify`; a ``deoptCount`` among them is
+        ignored (the stored count is used)."""
         s = self.state_of(mid)
-        merged = {**(signals or {}), "deopt_count": s.deopt_count}
+        merged = {**normalize_signals({} if signals is None else signals),
+                  "deopt_count": s.deopt_count}
         regime, reason = _reason(merged, s.regime, self.thresholds)
         self._state[mid] = attrs.evolve(s, regime=regime)
         self._emit("mount.decided", mid, {"reason": reason})
