@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fork_score_docs import SEED_TABLE, make_doc
+from fork_score_docs import SEED_BREAKDOWN_KEYS, SEED_TABLE, make_doc
 
 BRANCH_SCORED = "fork_score.branch_scored"
 WEIGHTS_ID = "f" * 64
@@ -21,7 +21,13 @@ def payload(
     child_root: str | None = None,
     parent_root: str = "P0",
 ) -> dict[str, Any]:
-    """A valid fork_score.branch_scored payload with the given numbers."""
+    """A valid fork_score.branch_scored payload with the given numbers.
+
+    The breakdown has the eleven seed keys: ``alpha_x_delta_5s`` carries the whole
+    score and the other ten are 0.0, so it sums to ``score`` exactly.
+    """
+    breakdown = dict.fromkeys(SEED_BREAKDOWN_KEYS, 0.0)
+    breakdown["alpha_x_delta_5s"] = score
     return {
         "branch_set_id": set_id,
         "branch_id": branch,
@@ -30,7 +36,7 @@ def payload(
         "score": score,
         "verdict": verdict,
         "flags": list(flags),
-        "breakdown": {"alpha_x_delta_5s": score},
+        "breakdown": breakdown,
         "weights_id": WEIGHTS_ID,
         "estimator_version": "0.1.0",
     }

@@ -79,6 +79,30 @@ def test_reject_exits_1(tmp_path: Path) -> None:
     assert result.stderr == ""
 
 
+
+def test_child_dropping_neg_infinite_count_exits_1(tmp_path: Path) -> None:
+    # The audit's pe.json / cdropneg.json: every rate 0.5 on both sides; finetuning's
+    # efficiency goes mean 2.0 -> 3.0, +inf count 0 -> 5, and the -inf count (0 in
+    # the parent) is no longer reported by the child.
+    parent_doc = make_doc(0.5)
+    parent_doc["batteries"]["5F"]["finetuning"].update(
+        adaptation_efficiency_mean_finite=2.0, adaptation_efficiency_infinite_count=0,
+        adaptation_efficiency_neg_infinite_count=0)
+    child_doc = make_doc(0.5)
+    child_doc["batteries"]["5F"]["finetuning"].update(
+        adaptation_efficiency_mean_finite=3.0, adaptation_efficiency_infinite_count=5)
+    result = run("--parent", write(tmp_path, "pe.json", parent_doc),
+                 "--child", write(tmp_path, "cdropneg.json", child_doc))
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    # score = gamma * (0.1 * (3.0 - 2.0) + min(5 - 0, 1.0)) = 1.1, but the flag rejects
+    assert data["score"] == pytest.approx(1.1)
+    assert data["verdict"] == "REJECT"
+    assert data["flags"] == ["MISSING_5F_adaptation_efficiency_neg_infinite_count"]
+    assert data["missing"] == [{"battery": "5F", "sub_battery": "finetuning",
+                                "absent_in": "child",
+                                "metric": "adaptation_efficiency_neg_infinite_count"}]
+
 def test_scalar_options_reach_the_formula(tmp_path: Path) -> None:
     parent = write(tmp_path, "p.json", make_doc(0.5))
     child = write(tmp_path, "c.json", make_doc(0.5))

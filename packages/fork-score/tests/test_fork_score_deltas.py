@@ -223,8 +223,70 @@ def test_efficiency_key_missing_on_one_side_contributes_nothing() -> None:
     child = with_metrics(make_doc(0.5), "5F.feedback-loop", feedback_efficiency_infinite_count=9)
     result = score(parent, child)
     assert result.deltas["5F"].efficiency_bonus == 0.0
+    # neither is a neg_infinite_count, so no flag; both are listed in missing
     assert result.flags == []
-    assert result.missing == []
+    assert [m.to_dict() for m in result.missing] == [
+        {"battery": "5F", "sub_battery": "feedback-loop", "absent_in": "child",
+         "metric": "feedback_efficiency_mean_finite"},
+        {"battery": "5F", "sub_battery": "feedback-loop", "absent_in": "parent",
+         "metric": "feedback_efficiency_infinite_count"},
+    ]
+
+
+def test_efficiency_keys_absent_on_both_sides_are_not_listed() -> None:
+    # efficiency metrics are optional extras: a document without them is the norm
+    assert score(make_doc(0.5), make_doc(0.5)).missing == []
+
+
+@pytest.mark.parametrize(
+    ("family", "carrier"),
+    [("adaptation_efficiency", "finetuning"), ("feedback_efficiency", "feedback-loop")],
+)
+def test_dropping_neg_infinite_count_is_a_hard_flag(family: str, carrier: str) -> None:
+    # The audit's case (cdropneg.json): the parent reports 0 -inf buckets, the child
+    # stops reporting the count while its mean rises 2.0 -> 3.0 and +inf count 0 -> 5.
+    parent = with_metrics(make_doc(0.5), f"5F.{carrier}", **eff(family, 2.0, 0, 0))
+    child_metrics = eff(family, 3.0, 5, 0)
+    del child_metrics[f"{family}_neg_infinite_count"]
+    child = with_metrics(make_doc(0.5), f"5F.{carrier}", **child_metrics)
+    result = score(parent, child)
+    # the score itself is unchanged: 0.1 * (3.0 - 2.0) + min(5, 1.0) = 1.1 ...
+    assert result.score == pytest.approx(1.1)
+    # ... but a child must not hide a -inf regression by dropping the count
+    assert result.flags == [f"MISSING_5F_{family}_neg_infinite_count"]
+    assert result.verdict is Verdict.REJECT
+    assert [m.to_dict() for m in result.missing] == [
+        {"battery": "5F", "sub_battery": carrier, "absent_in": "child",
+         "metric": f"{family}_neg_infinite_count"},
+    ]
+
+
+def test_neg_infinite_count_only_in_the_child_is_listed_not_flagged() -> None:
+    child = with_metrics(make_doc(0.5), "5F.finetuning", adaptation_efficiency_neg_infinite_count=4)
+    result = score(make_doc(0.5), child)
+    # nothing to compare against, so no increase can be shown: listed, no flag
+    assert result.flags == []
+    assert [m.to_dict() for m in result.missing] == [
+        {"battery": "5F", "sub_battery": "finetuning", "absent_in": "parent",
+         "metric": "adaptation_efficiency_neg_infinite_count"},
+    ]
+    assert result.verdict is Verdict.MARGINAL  # score 0: nothing changed
+
+
+def test_dropping_the_whole_carrier_sub_battery_flags_both() -> None:
+    parent = with_metrics(make_doc(0.5), "5F.finetuning", **eff("adaptation_efficiency", 2.0, 1, 0))
+    child = make_doc(0.5, {"5F.finetuning": None})
+    result = score(parent, child)
+    assert result.flags == [
+        "MISSING_5F_finetuning",
+        "MISSING_5F_adaptation_efficiency_neg_infinite_count",
+    ]
+    assert [(m.sub_battery, m.absent_in, m.metric) for m in result.missing] == [
+        ("finetuning", "child", None),
+        ("finetuning", "child", "adaptation_efficiency_mean_finite"),
+        ("finetuning", "child", "adaptation_efficiency_infinite_count"),
+        ("finetuning", "child", "adaptation_efficiency_neg_infinite_count"),
+    ]
 
 
 def test_bonus_never_masks_a_rate_regression() -> None:
@@ -297,6 +359,25 @@ def test_flags_order_with_all_kinds() -> None:
     assert score(parent, child).flags == [
         "MISSING_5S_syntax",
         "REGRESSION_5F:function",
+        "NEG_INF_REGRESSION",
+    ]
+
+
+def test_flags_order_with_a_dropped_neg_infinite_count() -> None:
+    # 5F sub-battery flags, then the dropped counts by family, then NEG_INF_REGRESSION
+    parent = with_metrics(
+        with_metrics(make_doc(0.5), "5F.finetuning", adaptation_efficiency_neg_infinite_count=0),
+        "5F.feedback-loop",
+        feedback_efficiency_neg_infinite_count=1,
+    )
+    child = with_metrics(
+        make_doc(0.5, {"5F.function": 0.1}),  # finetuning keeps only its rate
+        "5F.feedback-loop",
+        feedback_efficiency_neg_infinite_count=2,
+    )
+    assert score(parent, child).flags == [
+        "REGRESSION_5F:function",
+        "MISSING_5F_adaptation_efficiency_neg_infinite_count",
         "NEG_INF_REGRESSION",
     ]
 

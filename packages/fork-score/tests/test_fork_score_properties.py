@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import copy
+import json
 import math
 from typing import Any
 
-from cladelog.fork_score import WeightSet, score
-from fork_score_docs import ALL_SUBS, SEED_TABLE
+import attrs
+from cladelog.fork_score import BranchScored, ScoringTerm, WeightSet, score
+from cladelog.fork_score.service import branch_scored_payload
+from fork_score_docs import ALL_SUBS, SEED_BREAKDOWN_KEYS, SEED_TABLE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +24,7 @@ WEIGHT_FIELDS = (
     "alpha", "beta", "gamma", "delta", "epsilon", "zeta",
     "eta", "theta", "iota", "kappa", "lambda_",
 )  # fmt: skip
+BUILTIN_NAMES = {key.removeprefix("minus_").split("_x_", 1)[1] for key in SEED_BREAKDOWN_KEYS}
 EFFICIENCY = {"finetuning": "adaptation_efficiency", "feedback-loop": "feedback_efficiency"}
 
 
@@ -99,3 +103,46 @@ def test_raising_a_child_rate_never_lowers_the_score(
     before = score(parent, low, weights, **kwargs)
     after = score(parent, high, weights, **kwargs)
     assert after.score >= before.score
+
+
+term_names = st.from_regex(r"[a-z][a-z0-9_]{0,8}(_x_[a-z0-9_]{0,4})?", fullmatch=True)
+
+
+@st.composite
+def extra_terms(draw: st.DrawFn) -> list[ScoringTerm]:
+    """Up to four extra terms with distinct names and weights (a few of them with
+    names holding ``_x_``, whose breakdown keys are ambiguous), possibly a filler."""
+    terms: list[ScoringTerm] = []
+    names: set[str] = set()
+    weights: set[str] = set()
+    for _ in range(draw(st.integers(min_value=0, max_value=4))):
+        name, weight = draw(term_names), draw(term_names)
+        if name in names or weight in weights or name in BUILTIN_NAMES \
+                or weight in WEIGHT_FIELDS or weight in ("lambda", "iota", "kappa"):
+            continue
+        value = draw(st.floats(min_value=-1e3, max_value=1e3, allow_nan=False))
+        terms.append(ScoringTerm(name=name, weight_name=weight,
+                                 default_weight=draw(weights_values),
+                                 sign=draw(st.sampled_from([1, -1])),
+                                 fn=lambda parent, child, inputs, v=value: v))
+        names.add(name)
+        weights.add(weight)
+    if draw(st.booleans()):
+        value = draw(st.floats(min_value=0.0, max_value=1e3, allow_nan=False))
+        terms.append(ScoringTerm(name="filler_term", weight_name="kappa", default_weight=0.5,
+                                 sign=-1, fn=lambda parent, child, inputs, v=value: v))
+    return terms
+
+
+@settings(max_examples=300, deadline=None)
+@given(parent=documents(), child=documents(), kwargs=scalars, terms=extra_terms(),
+       floor=st.floats(min_value=0.0, max_value=2.0, allow_nan=False))
+def test_every_event_the_scorer_writes_passes_the_payload_checks(
+    parent: Any, child: Any, kwargs: dict[str, Any], terms: list[ScoringTerm], floor: float
+) -> None:
+    result = score(parent, child, extra_terms=terms, signal_floor=floor, **kwargs)
+    payload = branch_scored_payload(result, branch_set_id="S", branch_id="b",
+                                    parent_root="P")  # checks itself on construction
+    # as stored: canonical JSON (keys sorted, numbers through their repr) and back
+    stored = json.loads(json.dumps(attrs.asdict(payload), sort_keys=True))
+    assert BranchScored(**stored).score == result.score

@@ -191,21 +191,36 @@ def test_python_m_runs_without_a_deployment(tmp_path: Path) -> None:
     assert list(tmp_path.glob("*.sqlite3")) == []
 
 
+PACKAGE = Path(__file__).resolve().parents[1]
+COMMANDS_ENTRY_POINT = ("fork-score", "cladelog.fork_score.cli:fork_score")
+
+
+def test_the_cladelog_commands_entry_point_ships_and_the_readme_says_so() -> None:
+    import tomllib
+    from importlib.metadata import entry_points
+
+    project = tomllib.loads((PACKAGE / "pyproject.toml").read_text(encoding="utf-8"))
+    declared = project["project"]["entry-points"]["cladelog.commands"]
+    assert declared == dict([COMMANDS_ENTRY_POINT])
+    installed = {(e.name, e.value) for e in entry_points(group="cladelog.commands")
+                 if e.dist is not None and e.dist.name == "cladelog-fork-score"}
+    assert installed == {COMMANDS_ENTRY_POINT}
+    readme = (PACKAGE / "README.md").read_text(encoding="utf-8")
+    section = readme.split("**Without a deployment file:**", 1)[1].split("\n\nMore on", 1)[0]
+    # the declaration is there, so the README must not describe it as still to come
+    assert "Until that declaration ships" not in section
+    assert "This package declares itself there" in section
+    assert 'fork-score = "cladelog.fork_score.cli:fork_score"' in section
+
+
 def test_cladelog_fork_score_as_a_tool_command_without_a_deployment(tmp_path: Path) -> None:
     # Core's `cladelog` offers the commands of the entry-point group
-    # `cladelog.commands` without any deployment file. A stand-in distribution on
-    # PYTHONPATH declares fork-score's group there, exactly as fork-score's own
-    # pyproject would, and `cladelog fork-score score` then works as a CI gate.
-    info = tmp_path / "site" / "fork_score_tool-0.dist-info"
-    info.mkdir(parents=True)
-    (info / "entry_points.txt").write_text(
-        "[cladelog.commands]\nfork-score = cladelog.fork_score.cli:fork_score\n",
-        encoding="utf-8")
+    # `cladelog.commands` without any deployment file; fork-score's pyproject
+    # declares its group there, so `cladelog fork-score score` works as a CI gate.
     work = tmp_path / "work"
     work.mkdir()
     files = fork_files(work)
     env = {k: v for k, v in os.environ.items() if k != "CLADELOG_CONFIG"}
-    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site"), env.get("PYTHONPATH", "")])
     launcher = "import sys; from cladelog.core.cli import main; main(prog_name='cladelog')"
 
     def cladelog(*args: str) -> subprocess.CompletedProcess[str]:

@@ -36,6 +36,16 @@ read from ``feedback-loop``), using only keys present on both sides:
   (reported once, whichever family caused it; the per-family increase is in
   the deltas).
 
+Missing efficiency metrics: an efficiency key present on one side only is
+listed in ``missing`` (with its ``metric``; ``absent_in="child"`` or
+``"parent"``); a key absent on both sides is not listed (efficiency metrics are
+optional extras). A ``*_neg_infinite_count`` the parent reports and the child
+does not (the key, or the whole sub-battery, dropped) also raises the hard flag
+``MISSING_5F_<family>_neg_infinite_count``: its increase is a hard reject, so a
+child must not hide one by no longer reporting the count. A dropped
+``*_mean_finite`` or ``*_infinite_count`` only forfeits its share of the bonus
+and raises no flag.
+
 ``delta_5F = rate mean + efficiency bonus``; the other batteries have no bonus.
 The regression penalty uses the rate mean only, so an efficiency bonus never
 masks a rate regression.
@@ -106,19 +116,27 @@ def is_hard_regression(parent_rate: float, child_rate: float, floor: float) -> b
 
 @attrs.frozen
 class MissingRate:
-    """A sub-battery rate left out of its battery mean, and which side lacked it."""
+    """A scored metric one side (or both) did not report, and which side lacked it.
+
+    ``metric`` is ``None`` for the sub-battery's rate (left out of its battery
+    mean), else the efficiency key (e.g. ``adaptation_efficiency_neg_infinite_count``).
+    """
 
     battery: str
     sub_battery: str
     absent_in: Literal["parent", "child", "both"]
+    metric: str | None = None
 
     def to_dict(self) -> dict[str, str]:
-        """JSON-ready form."""
-        return {
+        """JSON-ready form (``metric`` only for an efficiency metric)."""
+        out = {
             "battery": self.battery,
             "sub_battery": self.sub_battery,
             "absent_in": self.absent_in,
         }
+        if self.metric is not None:
+            out["metric"] = self.metric
+        return out
 
 
 @attrs.frozen
@@ -221,6 +239,10 @@ def compare(
         efficiency: tuple[EfficiencyDelta, ...] = ()
         if battery == "5F":
             efficiency = tuple(_efficiency(parent, child, family) for family in EFFICIENCY_FAMILIES)
+            for family in EFFICIENCY_FAMILIES:
+                dropped_neg = _missing_efficiency(parent, child, family, missing)
+                if dropped_neg:
+                    flags.append(_dropped_neg_infinite_flag(family))
         bonus = 0.0
         for family_delta in efficiency:
             bonus += family_delta.bonus
@@ -235,6 +257,36 @@ def compare(
         if any((e.neg_infinite_count_increase or 0) > 0 for e in efficiency):
             flags.append(NEG_INF_REGRESSION)
     return Comparison(deltas=deltas, flags=tuple(flags), missing=tuple(missing))
+
+
+def _dropped_neg_infinite_flag(family: str) -> str:
+    """The hard flag for a ``<family>_neg_infinite_count`` the child dropped."""
+    return f"MISSING_5F_{family}_neg_infinite_count"
+
+
+#: The efficiency metrics of a family: key suffix = EfficiencyReading attribute.
+_EFFICIENCY_METRICS = ("mean_finite", "infinite_count", "neg_infinite_count")
+
+
+def _missing_efficiency(
+    parent: BatteryResult, child: BatteryResult, family: str, missing: list[MissingRate]
+) -> bool:
+    """List the family's efficiency keys reported by one side only in ``missing``;
+    return whether the parent's ``neg_infinite_count`` is absent in the child."""
+    carrier = EFFICIENCY_FAMILIES[family]
+    p = parent.efficiency(family)
+    c = child.efficiency(family)
+    dropped_neg = False
+    for suffix in _EFFICIENCY_METRICS:
+        in_parent = p is not None and getattr(p, suffix) is not None
+        in_child = c is not None and getattr(c, suffix) is not None
+        if in_parent == in_child:
+            continue
+        absent: Literal["parent", "child"] = "child" if in_parent else "parent"
+        missing.append(MissingRate("5F", carrier, absent, metric=f"{family}_{suffix}"))
+        if absent == "child" and suffix == "neg_infinite_count":
+            dropped_neg = True
+    return dropped_neg
 
 
 def _mean(values: list[float]) -> float:

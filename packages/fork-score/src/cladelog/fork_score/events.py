@@ -23,6 +23,34 @@ Ids (``branch_set_id``, ``branch_id``, ``parent_root``, ``child_root``) are 1 to
 own ``recorded_at`` (set by the log when the event is appended, and covered by
 the hash chain); the payload carries no clock reading of its own, so
 projections never consult a clock.
+
+Consistency (checked by :class:`BranchScored` itself, so an event appended by
+hand with ``cladelog append`` is held to it too; each refusal is a
+``ValueError`` naming the field):
+
+* ``breakdown`` holds every one of the eleven built-in keys
+  (:data:`~cladelog.fork_score.terms.BUILTIN_TERMS`); any other key must be one
+  an extra term can produce: ``<weight>_x_<name>`` or ``minus_<weight>_x_<name>``
+  with both parts ``[a-z][a-z0-9_]*`` (at most 64 characters), the weight not a
+  built-in weight (``iota``/``kappa`` terms report under the built-in key) nor
+  ``lambda_``, the name not a built-in term name. The event does not record
+  which terms were active, so any number of such keys is accepted. Every
+  contribution is a finite number.
+* ``score`` equals the sum of the breakdown, added the way the scorer adds it:
+  the eleven built-ins in formula order, then extra terms ordered by term name,
+  left to right, compared with ``==``. The order does not depend on the
+  breakdown's own key order (a stored event comes back with sorted keys). When
+  a key's term name cannot be told apart (a key with more than one ``_x_``, such
+  as ``mu_x_a_x_b``: term ``a_x_b`` of weight ``mu`` or term ``b`` of weight
+  ``mu_x_a``), the scorer's order is not known and the check is against the
+  exact sum (:func:`math.fsum`) within ``n x 2**-52 x sum(|contribution|)``,
+  ``n`` the number of keys -- a bound on the rounding error of adding ``n``
+  numbers in any order.
+* ``verdict`` follows the rules that do not depend on the deployment's
+  settings: any hard flag, or a negative score, means ``REJECT``; with no flag
+  and a score ``>= 0`` the verdict is ``ACCEPT`` or ``MARGINAL``. Which of the
+  two depends on the signal floor, a setting the event does not record, so
+  that choice is not checked (the gate allows both alike).
 """
 
 from __future__ import annotations
@@ -32,6 +60,12 @@ from typing import Any
 
 import attrs
 from cladelog.core.registry import EventType
+from cladelog.fork_score.terms import (
+    _IDENTIFIER,  # the syntax of term and weight names, shared with ScoringTerm
+    BUILTIN_TERM_NAMES,
+    BUILTIN_TERMS,
+    BUILTIN_WEIGHT_NAMES,
+)
 
 __all__ = [
     "BRANCH_SCORED",
@@ -102,6 +136,131 @@ class BranchScored:
     breakdown: dict[str, float]
     weights_id: str = attrs.field(validator=_non_empty)
     estimator_version: str = attrs.field(validator=_non_empty)
+
+    def __attrs_post_init__(self) -> None:
+        _check_consistency(self.score, self.verdict, self.flags, self.breakdown)
+
+
+_BUILTIN_KEYS: tuple[str, ...] = tuple(t.key for t in BUILTIN_TERMS)
+_SEPARATOR = "_x_"
+_MINUS = "minus_"
+
+
+def _valid_extra_weight(prefix: str) -> bool:
+    """Whether ``prefix`` (a key's part before ``_x_``) is ``[minus_]<weight>`` for a
+    weight an extra term adding its own key may have."""
+    weights = [prefix]
+    if prefix.startswith(_MINUS):
+        weights.append(prefix[len(_MINUS):])
+    return any(
+        _IDENTIFIER.fullmatch(w) is not None and w not in BUILTIN_WEIGHT_NAMES and w != "lambda_"
+        for w in weights
+    )
+
+
+def _extra_key_names(key: str) -> tuple[str, ...]:
+    """The term names an extra term reporting under breakdown key ``key`` may have.
+
+    Empty when no extra term can produce ``key``; one name when the key is
+    unambiguous; several when ``_x_`` occurs more than once.
+    """
+    names: list[str] = []
+    start = key.find(_SEPARATOR)
+    while start != -1:
+        name = key[start + len(_SEPARATOR):]
+        if (
+            _IDENTIFIER.fullmatch(name) is not None
+            and name not in BUILTIN_TERM_NAMES
+            and _valid_extra_weight(key[:start])
+        ):
+            names.append(name)
+        start = key.find(_SEPARATOR, start + 1)
+    return tuple(names)
+
+
+def _contribution(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"breakdown.{key:.80}: must be a finite number, "
+                         f"got {type(value).__name__}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"breakdown.{key:.80}: must be a finite number, got {value!r:.40}")
+    return number
+
+
+def _ordered_contributions(breakdown: Any) -> tuple[list[float], bool]:
+    """The breakdown's values in the scorer's order, and whether that order is certain."""
+    if not isinstance(breakdown, dict):
+        raise ValueError(f"breakdown: must be an object, got {type(breakdown).__name__}")
+    for key in _BUILTIN_KEYS:
+        if key not in breakdown:
+            raise ValueError(f"breakdown: missing the built-in term key {key!r} "
+                             f"(every one of the {len(_BUILTIN_KEYS)} must be present)")
+    builtins = [_contribution(key, breakdown[key]) for key in _BUILTIN_KEYS]
+    extras: list[tuple[str, float]] = []
+    certain = True
+    named: dict[str, str] = {}  # term name -> key, for keys with one possible name
+    for key, value in breakdown.items():
+        if key in _BUILTIN_KEYS:
+            continue
+        names = _extra_key_names(key) if isinstance(key, str) else ()
+        if not names:
+            raise ValueError(f"breakdown.{key!s:.80}: not a key any scoring term produces "
+                             "(<weight>_x_<term> or minus_<weight>_x_<term>, not built-in)")
+        if len(names) == 1:
+            if names[0] in named:
+                raise ValueError(f"breakdown.{key:.80}: a second key for the term "
+                                 f"{names[0]!r} (also {named[names[0]]!r}); term names are "
+                                 "unique")
+            named[names[0]] = key
+        else:
+            certain = False
+        extras.append((names[0], _contribution(key, value)))
+    extras.sort(key=lambda item: item[0])
+    return builtins + [value for _, value in extras], certain
+
+
+def _check_sum(score: float, values: list[float], certain: bool) -> None:
+    if certain:
+        total = 0.0
+        for value in values:
+            total += value
+        if total == score:
+            return
+        expected = repr(total)
+    else:
+        try:
+            exact = math.fsum(values)
+        except OverflowError:  # an intermediate sum beyond a double: sum at a smaller scale
+            exact = math.fsum(v * 2.0**-64 for v in values) * 2.0**64
+        scale = len(values) * 2.0**-52
+        tolerance = math.fsum(abs(v) * scale for v in values)
+        if abs(score - exact) <= tolerance:
+            return
+        expected = f"{exact!r} within {tolerance:.3g}"
+    raise ValueError(f"score: must equal the sum of the breakdown ({expected}), "
+                     f"got {score!r}")
+
+
+def _check_verdict(score: float, verdict: str, flags: Any) -> None:
+    if flags and verdict != "REJECT":
+        raise ValueError(f"verdict: must be REJECT when there are hard flags "
+                         f"({len(flags)} recorded), got {verdict}")
+    if score < 0 and verdict != "REJECT":
+        raise ValueError(f"verdict: must be REJECT for a negative score ({score!r}), "
+                         f"got {verdict}")
+    if verdict == "REJECT" and not flags and score >= 0:
+        raise ValueError(f"verdict: REJECT needs a hard flag or a negative score "
+                         f"(no flags, score {score!r}); else it is ACCEPT or MARGINAL")
+
+
+def _check_consistency(score: float, verdict: str, flags: Any, breakdown: Any) -> None:
+    values, certain = _ordered_contributions(breakdown)
+    _check_sum(score, values, certain)
+    _check_verdict(score, verdict, flags)
 
 
 BRANCH_SCORED = EventType(

@@ -54,9 +54,11 @@ class ScoredFork:
       ``<weight>_x_<term>`` / ``minus_<weight>_x_<term>``: the eleven built-ins in
       formula order, then extra terms by name;
     * ``flags`` -- hard flags (strings) in a fixed order (batteries 5S, 5T, 5F; sub-batteries
-      in table order; ``NEG_INF_REGRESSION`` after the 5F ones);
+      in table order; then ``MISSING_5F_<family>_neg_infinite_count`` per family whose
+      count the child dropped; ``NEG_INF_REGRESSION`` last);
     * ``deltas`` -- per battery, the delta used in the formula and the rate-only mean;
-    * ``missing`` -- rates left out of a battery mean (:class:`MissingRate`);
+    * ``missing`` -- rates left out of a battery mean, and efficiency metrics reported
+      by one side only (:class:`MissingRate`, with ``metric`` set for those);
     * ``weights`` / ``weights_id`` -- the effective weight set and its identity;
     * ``inputs`` -- the caller scalars as used (defaults filled in);
     * ``term_values`` -- each term's unweighted value, keyed by term name;
