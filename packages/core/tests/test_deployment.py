@@ -196,3 +196,32 @@ def test_gate_combines_votes(tmp_path: Path, plugin_factory: Any) -> None:
     assert not result.allowed
     assert [(v.plugin, v.decision, v.reason) for v in result.votes] == [
         ("counter", "block", "total 9 too high"), ("warner", "warn", "looked at v1")]
+
+
+def test_import_checks_the_payloads_it_brings_in(tmp_path: Path, plugin_factory: Any) -> None:
+    """A history written elsewhere (here by a plugin whose class accepts a string where ours
+    wants an integer) must not bring in what this deployment would refuse on append."""
+    from cladelog.core import InputError, NewEvent
+
+    @attrs.frozen
+    class Lenient:
+        n: Any
+        label: str = ""
+
+    lenient = attrs.evolve(plugin_factory().cladelog_event_types()[0], payload=Lenient)
+    src_cfg = DeploymentConfig.from_dict({"store": "a.sqlite3"}, path=tmp_path / "a.toml")
+    dst_cfg = DeploymentConfig.from_dict({"store": "b.sqlite3"}, path=tmp_path / "b.toml")
+    with Deployment(src_cfg, plugins=[plugin_factory(event_types=(lenient,))],
+                    create=True) as src:
+        src.append([NewEvent("c", "counter.counted", {"n": 1, "label": "ok"})])
+        good = list(src.store.read())
+        src.append([NewEvent("c", "counter.counted", {"n": "7", "label": "bad"})])
+        exported = list(src.store.read())
+    with Deployment(dst_cfg, plugins=[plugin_factory()], create=True) as dst:
+        with pytest.raises(InputError, match=rf"event at position {len(exported)} "
+                                             r"\(counter.counted\): data.n: .*expected int"):
+            dst.import_events(exported)
+        assert dst.store.head().position == 0  # nothing imported
+        assert dst.import_events(good).appended == len(good)  # the valid prefix is fine
+        # events the store already holds are not checked again (they were, when they came)
+        assert dst.import_events(good).already_present == len(good)

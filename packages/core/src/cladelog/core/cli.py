@@ -655,7 +655,7 @@ def import_(dep: Deployment, file: str) -> None:
     for n, line in enumerate(text.splitlines(), 1):
         if line.strip():
             events.append(event_from_json(parse_json_text(line, f"{file}:{n}"), f"{file}:{n}"))
-    result = dep.store.import_events(events)
+    result = dep.import_events(events)
     _log().info("import.done", appended=result.appended, present=result.already_present,
                 head=result.head.position, file=file)
     click.echo(f"imported {result.appended} new event(s), {result.already_present} already "

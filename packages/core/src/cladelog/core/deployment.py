@@ -20,7 +20,7 @@ from .plugins import LoadedPlugin, load_plugins, make_plugin_manager
 from .projections import Projection, ReplayResult, replay
 from .registry import EventTypeRegistry
 from .store import EventStore, PreparedEvent, open_store
-from .store.base import VerifyReport
+from .store.base import ImportResult, VerifyReport
 
 if TYPE_CHECKING:
     from .gate import GateResult
@@ -191,6 +191,29 @@ class Deployment:
         return recorded[len(recorded) - len(events):] if events else recorded
 
     # -- reading ------------------------------------------------------------------------
+    def import_events(self, events: Sequence[RecordedEvent]) -> ImportResult:
+        """Import exported events (see :meth:`EventStore.import_events`), after checking the
+        payload of every event the store does not hold yet against its registered class
+        (upcast first), as an append would: a history written elsewhere must not bring in
+        what this deployment's plugins would refuse. Events of types no enabled plugin
+        registers are taken as they are. Raises :class:`InputError` naming the position
+        and the field; nothing is imported then."""
+        head = self.store.head().position
+        registry = self.registry
+        for event in events:
+            if event.position <= head or event.type not in registry:
+                continue
+            where = f"event at position {event.position} ({event.type})"
+            try:
+                data = registry.upcast(event.type, event.schema_version, event.data)
+                registry.structure(event.type, data)
+            except InputError as exc:
+                raise InputError(f"{where}: {exc}") from None
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:  # an upcaster's
+                raise InputError(f"{where}: data: cannot be upcast ({type(exc).__name__}: "
+                                 f"{exc})") from None
+        return self.store.import_events(events)
+
     def replay(self, **kw: Any) -> ReplayResult:
         """Fold the log through every enabled projection (see :func:`projections.replay`)."""
         return replay(self.store, self.registry, self.projections, **kw)
