@@ -130,3 +130,49 @@ def test_percentile_interpolates_linearly() -> None:
     assert percentile(data, 97.5) == pytest.approx(3.925)
     assert percentile([7.0], 97.5) == 7.0
     assert percentile(data, 100) == 4.0
+
+
+def _reference_band(delta_a: float, half_width: float, gains: list[tuple[float, float | None]],
+                    samples: int, seed: str) -> tuple[int, int, list[float]]:
+    """The band as documented, drawn with ``random.Random.gauss`` one value at a time."""
+    import math
+    import random
+
+    z95 = 1.959963984540054
+    rng = random.Random(int(seed, 16))
+    exact = math.fsum(elo for elo, hw in gains if not hw)
+    ratios, skipped = [], 0
+    for _ in range(samples):
+        a = rng.gauss(delta_a, half_width / z95)
+        s = exact
+        for elo, hw in gains:
+            if hw:
+                s += rng.gauss(elo, hw / z95)
+        if s <= 0:
+            skipped += 1
+            continue
+        ratios.append(a / s)
+    ratios.sort()
+    return len(ratios), skipped, ratios
+
+
+@pytest.mark.parametrize(
+    ("samples", "gains"),
+    [(1, [(20.0, None)]), (2047, [(12.0, 6.0)]), (2049, [(12.0, 6.0), (9.0, None), (4.0, 3.0)]),
+     (4100, [(1.0, 19.6), (0.5, 0.0), (2.0, 5.0), (3.0, 1.0)])],
+)
+def test_band_is_the_documented_gauss_draws_bit_for_bit(
+        samples: int, gains: list[tuple[float, float | None]]) -> None:
+    # odd and even draws per sample, sample counts across the generator's blocks
+    from cladelog.lawv.claims import CountedGain
+    from cladelog.lawv.montecarlo import monte_carlo_band
+
+    seed = "5eed" * 16
+    counted = [CountedGain(seq=i, long_elo=elo, short_elo=0.0, long_nelo=None,
+                           long_half_width=hw) for i, (elo, hw) in enumerate(gains)]
+    band = monte_carlo_band(9.0, 14.5, counted, samples, seed)
+    used, skipped, ratios = _reference_band(9.0, 14.5, gains, samples, seed)
+    assert (band.used, band.skipped) == (used, skipped)
+    assert [band.p2_5, band.p50, band.p97_5] == [percentile(ratios, p) for p in (2.5, 50, 97.5)]
+    # a second call (cached: the gains as a tuple this time) gives the same band
+    assert monte_carlo_band(9.0, 14.5, tuple(counted), samples, seed) == band

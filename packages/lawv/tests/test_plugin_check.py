@@ -195,7 +195,9 @@ def test_check_event_records_every_input_and_number(lawv: Any) -> None:
     assert data["contract_version"] == 7
     assert (data["old_measurement"], data["new_measurement"]) == ("m0", "m1")
     assert (data["first_seq"], data["last_seq"], data["entry_seqs"]) == (1, 3, [1, 2, 3])
-    assert data["window_opened_at"] == 0
+    # the first window opened at the log position of the first register entry
+    first_entry = next(e for e in events if e.type == "receipts.entry_recorded")
+    assert data["window_opened_at"] == first_entry.position
     assert data["result"] == outcome.result.to_dict()
     assert data["verdict"] == "WARNING" and data["result"]["r"] == 9.0 / 20.0
 

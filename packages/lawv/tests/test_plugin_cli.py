@@ -116,7 +116,8 @@ def test_review_of_a_non_halt_check_exits_2(lawv: Any) -> None:
     new = lawv.write(one_anchor_measurement("m1", -41.0))
     assert lawv.cli("lawv", "check", "--old", old, "--new", new).exit_code == 0
     _bad(lawv, "lawv", "review", "--check", "1", "--decision", "resume", "--reviewer", "a",
-         "--reason", "b", pattern=r"--check: check-1 is WARNING; only HALT checks are reviewed")
+         "--reason", "b", pattern=r"--check: check-1 is WARNING; only HALT checks and checks with "
+                                   r"anomalies are reviewed")
 
 
 def test_measurements_by_id_lists_status_and_explain(lawv: Any) -> None:

@@ -32,19 +32,20 @@ from cladelog.lawv.events import (
     ContractRegistered,
     MeasurementRecorded,
     ReviewRecorded,
+    _check_review_text,
     check_id_for,
 )
 from cladelog.lawv.ledger import (
     expected_old,
     find_check,
     governing_contract,
+    reviewable,
     select_window,
     window_opened_at,
 )
 from cladelog.lawv.measurement import parse_measurement
 from cladelog.lawv.projections import PROJECTION_NAME
 from cladelog.lawv.result import CheckResult
-from cladelog.lawv.traffic import HALT
 
 __all__ = [
     "CheckOutcome",
@@ -196,11 +197,12 @@ def run_check(
                    old_doc["id"])
     if old_doc is not None and new_doc is not None and old_doc["id"] == new_doc["id"]:
         raise fail("--new", f"is the same measurement as --old ({old_doc['id']!r})")
-    version = governing_contract(state)
+    selection = select_window(state, to_seq)
+    opened_at = window_opened_at(state, empty=selection.window is None)
+    version = governing_contract(state, opened_at)
     if version is None:
         raise fail("contract", "no Law V contract is registered (cladelog lawv contract add FILE)")
     contract = state["contracts"][str(version)]
-    selection = select_window(state, to_seq)
     result = evaluate(contract["document"], old_doc, new_doc, list(selection.entries),
                       window=selection.window)
     number = len(state["checks"]) + 1
@@ -211,7 +213,7 @@ def run_check(
         contract_digest=contract["digest"],
         old_measurement=None if old_doc is None else old_doc["id"],
         new_measurement=None if new_doc is None else new_doc["id"],
-        window_opened_at=window_opened_at(state),
+        window_opened_at=opened_at,
         first_seq=selection.first_seq,
         last_seq=selection.last_seq,
         entry_seqs=list(selection.entry_seqs),
@@ -230,23 +232,22 @@ def run_check(
 def add_review(
     dep: Deployment, *, check: str, decision: str, reviewer: str, reason: str
 ) -> Outcome:
-    """Record a human review of a HALT check (``resume`` or ``keep-halted``)."""
+    """Record a human review of a HALT or anomalous check (``resume`` or ``keep-halted``).
+
+    ``reviewer`` is a name: one line without control characters; ``reason`` may
+    span lines (newline and tab) but holds no other control character.
+    """
     if decision not in DECISIONS:
         raise fail("--decision", f"must be one of {', '.join(DECISIONS)}", decision)
-    for label, text in (("--reviewer", reviewer), ("--reason", reason)):
-        if not text.strip():
-            raise fail(label, "must not be empty")
+    _check_review_text(reviewer, reason, prefix="--")
     state = dep.state(PROJECTION_NAME)
     target = find_check(state, check)
     if target is None:
         raise fail("--check", "no such check", check)
-    if target["verdict"] != HALT:
+    if not reviewable(target):
         raise fail("--check", f"{target['check_id']} is {target['verdict']}; only HALT checks "
-                              "are reviewed")
-    try:
-        payload = ReviewRecorded(check_id=target["check_id"], decision=decision,
-                                 reviewer=reviewer, reason=reason)
-    except LawVInputError as exc:
-        raise LawVInputError(str(exc).replace("data.", "--", 1)) from None
+                              "and checks with anomalies are reviewed")
+    payload = ReviewRecorded(check_id=target["check_id"], decision=decision,
+                             reviewer=reviewer, reason=reason)
     recorded = dep.append([NewEvent(REVIEWS_STREAM, REVIEW_RECORDED.name, payload)])
     return Outcome(target["check_id"], True, tuple(recorded))

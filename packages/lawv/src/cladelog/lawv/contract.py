@@ -17,10 +17,26 @@ from cladelog.lawv._fields import (
     req_string,
 )
 
-__all__ = ["MAX_MC_SAMPLES", "Anchor", "Contract", "parse_anchor_identity", "parse_contract"]
+__all__ = [
+    "MAX_MC_SAMPLES",
+    "THRESHOLD_MAX",
+    "THRESHOLD_MIN",
+    "Anchor",
+    "Contract",
+    "parse_anchor_identity",
+    "parse_contract",
+]
 
 #: Upper bound on ``mc_samples`` (the Monte Carlo band is reported, never decisive).
 MAX_MC_SAMPLES = 1_000_000
+
+#: The range of ``halt_below`` and ``warn_below``. R = ΔA / S is the share of the
+#: claimed gains that arrives against the anchor set; Law V's thresholds (0.40,
+#: 0.75) are shares of it, so a threshold lies in [0, 1]: below 0 would never
+#: halt on any gain, above 1 would demand more than was claimed (and ``40`` for
+#: ``0.40`` would halt everything).
+THRESHOLD_MIN = 0.0
+THRESHOLD_MAX = 1.0
 
 _ANCHOR_KEYS = frozenset({"name", "hash", "rating", "rating_uncertainty"})
 _CONTRACT_KEYS = frozenset(
@@ -57,7 +73,8 @@ class Contract:
 
     ``t`` is the constant T of the weights w_i = 1/(h_i^2 + h_L,i^2 + T^2);
     ``transfer_band`` the Elo band added to each absolute value's total band;
-    ``halt_below`` / ``warn_below`` the traffic-light thresholds on R;
+    ``halt_below`` / ``warn_below`` the traffic-light thresholds on R
+    (0 <= halt_below <= warn_below <= 1);
     ``mc_samples`` the Monte Carlo sample count.
     """
 
@@ -96,6 +113,15 @@ def parse_anchor_identity(obj: Mapping[str, Any], path: str) -> Anchor:
     )
 
 
+def _threshold(value: Any, path: str) -> float:
+    """A threshold on R: a finite number in [THRESHOLD_MIN, THRESHOLD_MAX]."""
+    number = req_number(value, path)
+    if not THRESHOLD_MIN <= number <= THRESHOLD_MAX:
+        raise fail(path, f"must be a threshold on R in [{THRESHOLD_MIN:g}, {THRESHOLD_MAX:g}] "
+                         "(a fraction: 0.40, not 40)", value)
+    return number
+
+
 def parse_contract(value: Any, path: str = "contract") -> Contract:
     """Parse and validate a contract document (a dict) or return a :class:`Contract` as is.
 
@@ -110,8 +136,8 @@ def parse_contract(value: Any, path: str = "contract") -> Contract:
     date = req_date(obj["date"], f"{path}.date")
     t = req_number(obj["T"], f"{path}.T", low=0)
     transfer_band = req_number(obj["transfer_band"], f"{path}.transfer_band", low=0)
-    halt_below = req_number(obj["halt_below"], f"{path}.halt_below")
-    warn_below = req_number(obj["warn_below"], f"{path}.warn_below")
+    halt_below = _threshold(obj["halt_below"], f"{path}.halt_below")
+    warn_below = _threshold(obj["warn_below"], f"{path}.warn_below")
     if halt_below > warn_below:
         raise fail(f"{path}.halt_below", f"must be <= warn_below ({warn_below:g})", halt_below)
     mc_samples = req_int(obj["mc_samples"], f"{path}.mc_samples", low=1, high=MAX_MC_SAMPLES)

@@ -10,6 +10,7 @@ are documented in the package README.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 import attrs
@@ -63,6 +64,29 @@ def _text(value: str, path: str, *, limit: int = _MAX_TEXT) -> None:
         raise fail(path, "must not be empty")
     if len(value) > limit:
         raise fail(path, f"must be at most {limit} characters long")
+
+
+def _control(char: str) -> bool:
+    """True for a control character: C0/C1 (Cc), format (Cf: bidi overrides,
+    zero-width...) and the line/paragraph separators (Zl, Zp)."""
+    return unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")
+
+
+def _no_controls(value: str, path: str, *, allow: str = "") -> None:
+    """Refuse a control character in ``value`` (except those in ``allow``), naming the first."""
+    for index, char in enumerate(value):
+        if char not in allow and _control(char):
+            raise fail(path, f"must not contain control characters (U+{ord(char):04X} at "
+                             f"index {index})")
+
+
+def _check_review_text(reviewer: str, reason: str, *, prefix: str = "data.") -> None:
+    """The reviewer is one line of at most 200 characters without control characters;
+    the reason may hold newlines and tabs but no other control character."""
+    _text(reviewer, f"{prefix}reviewer", limit=200)
+    _no_controls(reviewer, f"{prefix}reviewer")
+    _text(reason, f"{prefix}reason")
+    _no_controls(reason, f"{prefix}reason", allow="\n\t")
 
 
 @attrs.frozen
@@ -132,12 +156,14 @@ class CheckRecorded:
     Inputs, by reference: ``contract_version`` (+ ``contract_digest``, the hex
     SHA-256 of its canonical JSON), the ``old_measurement`` / ``new_measurement``
     ids (None = missing), ``window_opened_at`` (the log position at which the
-    window opened: the check that closed the previous window, 0 for the start of
-    the log), the window ``first_seq`` .. ``last_seq`` (both None for an empty
+    window opened: the check that closed the previous window; for the first
+    window the first register entry; 0 while no entry was registered, i.e. for
+    an empty first window), the window ``first_seq`` .. ``last_seq`` (both None for an empty
     window), ``entry_seqs`` (the register entries given to the arithmetic) and
     ``unreadable_seqs`` (entries in the window Law V could not read; left out, so
     the check is DEFECTIVE). Output: ``verdict`` and ``result``, the complete
-    ``CheckResult.to_dict()``.
+    ``CheckResult.to_dict()``. The projection re-derives ``result`` from the
+    recorded inputs; a result that does not re-derive is an anomaly.
     """
 
     check_id: str
@@ -177,6 +203,9 @@ class ReviewRecorded:
     """``lawv.review_recorded`` v1, stream ``lawv.reviews``: a human review of a HALT check.
 
     ``decision`` is ``resume`` (the halt no longer blocks) or ``keep-halted``.
+    The target is a HALT check or a check with anomalies. ``reviewer`` is one
+    line (no control character); ``reason`` may hold newlines and tabs but no
+    other control character.
     """
 
     check_id: str
@@ -187,8 +216,7 @@ class ReviewRecorded:
     def __attrs_post_init__(self) -> None:
         if self.decision not in DECISIONS:
             raise fail("data.decision", f"must be one of {', '.join(DECISIONS)}", self.decision)
-        _text(self.reviewer, "data.reviewer", limit=200)
-        _text(self.reason, "data.reason")
+        _check_review_text(self.reviewer, self.reason)
 
 
 CONTRACT_REGISTERED = EventType(

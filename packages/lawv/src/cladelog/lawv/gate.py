@@ -1,6 +1,10 @@
 """The lawv gate vote and the plugin's settings (pure: state in, vote out).
 
 * An open HALT (a HALT check whose latest review is not ``resume``) blocks.
+* So does a check with anomalies (its references or its recorded numbers
+  disagree with the rules and its own re-derivation: a forged or inconsistent
+  check event) until its latest review is ``resume``; the reason names it.
+  Resumed, it still warns while it is the last check (it closed nothing).
 * Otherwise the last check decides: WARNING warns; GAP and DEFECTIVE vote as
   the settings ``gap_vote`` / ``defective_vote`` say (``warn`` by default: the
   rule could not be evaluated, which a human should see, but nothing showed a
@@ -40,6 +44,13 @@ def _number(value: Any) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+def _first(check: Mapping[str, Any]) -> str:
+    """The first anomaly of a check, plus how many more there are."""
+    anomalies = check["anomalies"]
+    more = f" (+{len(anomalies) - 1} more)" if len(anomalies) > 1 else ""
+    return f"{anomalies[0]}{more}"
+
+
 def decide(
     state: Mapping[str, Any], settings: LawVSettings | None = None
 ) -> tuple[Literal["allow", "warn", "block"], str]:
@@ -49,14 +60,23 @@ def decide(
     checks = state["checks"]
     if halt["blocked"]:
         by_id = {c["check_id"]: c for c in checks}
-        parts = []
+        halts, anomalous = [], []
         for ident in halt["open"]:
             check = by_id[ident]
             result = check["result"]
             kept = " (review: keep-halted)" if ident in halt["kept_halted"] else " (no review)"
-            parts.append(f"{ident} R={_number(result.get('r'))} < "
-                         f"{result.get('halt_below')}{kept}")
-        return ("block", "Law V HALT: " + "; ".join(parts)
+            if check.get("anomalies"):
+                anomalous.append(f"{ident} ({check['verdict']} as recorded) {_first(check)}"
+                                 f"{kept}")
+            else:
+                halts.append(f"{ident} R={_number(result.get('r'))} < "
+                             f"{result.get('halt_below')}{kept}")
+        sections = []
+        if halts:
+            sections.append("Law V HALT: " + "; ".join(halts))
+        if anomalous:
+            sections.append("Law V check(s) inconsistent with the log: " + "; ".join(anomalous))
+        return ("block", "; ".join(sections)
                 + "; no merge without human review (cladelog lawv review)")
     if not checks:
         return ("allow", "no Law V check recorded yet")
@@ -64,6 +84,9 @@ def decide(
     result = last["result"]
     verdict = last["verdict"]
     ident = last["check_id"]
+    if last.get("anomalies"):  # an inconsistent check whose latest review resumed
+        return ("warn", f"Law V {ident} is inconsistent with the log (reviewed: resume); "
+                        "it closed nothing, its window waits for the next check")
     if verdict == "WARNING":
         return ("warn", f"Law V WARNING at {ident}: R={_number(result.get('r'))} in "
                         f"[{result.get('halt_below')}, {result.get('warn_below')})")

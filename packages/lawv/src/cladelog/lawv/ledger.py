@@ -14,18 +14,28 @@ The rules (documented in the README):
 * **The window.** It starts after the last seq of the last closing check (for
   the first window, at the first entry of the register) and ends at the
   register head, or at ``to_seq``.
-* **The governing contract.** The window of a check opens at the log position
-  of the last closing check (0, the start of the log, when there is none). The
-  contract that governs the check is the newest version registered before that
-  position; when no version was registered before it, the newest version
-  registered before the check.
+* **When a window opens.** At the log position of the last closing check; the
+  first window (no closing check yet) opens at the log position of the first
+  register entry Law V read. While the register is empty the first window has
+  not opened (recorded as ``window_opened_at`` 0).
+* **The governing contract.** The newest version registered before the window
+  opened. When none existed then (the register started before the first
+  contract), the *first* version registered afterwards: every later one was
+  registered while the window was open and applies from the next check on.
+  While the window has not opened, the newest version registered before the check.
 * **The old measurement** of a check is the new measurement of the last
   closing check (none for the first: then it must be given, or the check is a GAP).
-* **Halt.** Every HALT check blocks until its latest review says ``resume``.
+* **Re-derivation.** A recorded check must re-derive from its recorded inputs:
+  :func:`result_differences` compares its recorded result with
+  :func:`reevaluate`'s (strings, integers and lists exactly, floats to
+  :data:`REDERIVE_REL_TOL`). A check that does not is anomalous.
+* **Halt.** Every HALT check, and every check with anomalies (its numbers or
+  references disagree with the rules), blocks until its latest review says ``resume``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,6 +45,8 @@ from cladelog.lawv.traffic import CONTINUE, HALT, WARNING
 
 __all__ = [
     "LIGHTS",
+    "REDERIVE_ABS_TOL",
+    "REDERIVE_REL_TOL",
     "WindowSelection",
     "check_inputs",
     "closes_window",
@@ -44,6 +56,8 @@ __all__ = [
     "halt_status",
     "initial_state",
     "reevaluate",
+    "result_differences",
+    "reviewable",
     "select_window",
     "window_opened_at",
     "window_start",
@@ -59,7 +73,8 @@ def initial_state() -> dict[str, Any]:
         "contracts": {},
         "latest_contract": None,
         "measurements": {},
-        "register": {"entries": {}, "first": None, "head": None, "events": 0},
+        "register": {"entries": {}, "first": None, "head": None, "events": 0,
+                     "first_position": None},
         "checks": [],
         "closed": {"check_id": None, "position": 0, "last_seq": None, "new_measurement": None},
         "reviews": [],
@@ -73,26 +88,44 @@ def closes_window(check: Mapping[str, Any]) -> bool:
     return check.get("verdict") in LIGHTS and not check.get("anomalies")
 
 
-def window_opened_at(state: Mapping[str, Any]) -> int:
-    """The log position at which the next check's window opened (0 = start of the log)."""
-    return int(state["closed"]["position"])
+def window_opened_at(state: Mapping[str, Any], *, empty: bool = False) -> int:
+    """The log position at which the next check's window opened; 0 while it has not.
+
+    After a closing check: that check's position. The first window opens at the
+    log position of the first register entry; while the register is empty (or
+    ``empty``: the check's window holds no entry) it has not opened and the
+    result is 0 (positions start at 1).
+    """
+    closed = int(state["closed"]["position"])
+    if closed:
+        return closed
+    first = state["register"].get("first_position")
+    if first is None or empty:
+        return 0
+    return int(first)
 
 
 def governing_contract(state: Mapping[str, Any], opened_at: int | None = None) -> int | None:
     """The contract version that governs a check whose window opened at ``opened_at``.
 
-    The newest version registered at a position before ``opened_at``; when there
-    is none, the newest version registered at all (before the check). None when
-    no contract is registered. ``opened_at`` defaults to the next check's.
+    The newest version registered at a position before ``opened_at``. When no
+    version existed then, the first version registered after it (any later
+    version was registered while the window was open and applies from the next
+    check on). ``opened_at`` 0 means the window has not opened: the newest
+    version registered (before the check) governs. None when no contract is
+    registered. ``opened_at`` defaults to the next check's.
     """
     if opened_at is None:
         opened_at = window_opened_at(state)
-    contracts = state["contracts"].values()
+    contracts = list(state["contracts"].values())
+    if not contracts:
+        return None
+    if opened_at == 0:
+        return int(max(c["version"] for c in contracts))
     before = [c["version"] for c in contracts if c["position"] < opened_at]
     if before:
         return int(max(before))
-    latest = state["latest_contract"]
-    return None if latest is None else int(latest)
+    return int(min(contracts, key=lambda c: c["position"])["version"])
 
 
 def expected_old(state: Mapping[str, Any]) -> str | None:
@@ -234,15 +267,58 @@ def reevaluate(state: Mapping[str, Any], check: Mapping[str, Any]) -> Any:
     return evaluate(contract, old, new, entries, window=window)
 
 
-def halt_status(state: Mapping[str, Any]) -> dict[str, Any]:
-    """Which HALT checks still block: those whose latest review is not ``resume``.
+#: Relative tolerance for floats when a recorded result is compared with its
+#: re-derivation (the arithmetic is deterministic; this only absorbs last-bit
+#: differences between C math libraries, far below every reported digit).
+REDERIVE_REL_TOL = 1e-9
+#: Absolute tolerance for floats near zero in the same comparison.
+REDERIVE_ABS_TOL = 1e-12
 
+
+def _same(recorded: Any, again: Any) -> bool:
+    if isinstance(recorded, bool) or isinstance(again, bool):
+        return type(recorded) is type(again) and recorded == again
+    if isinstance(recorded, int | float) and isinstance(again, int | float):
+        if isinstance(recorded, int) and isinstance(again, int):
+            return recorded == again
+        return math.isclose(recorded, again, rel_tol=REDERIVE_REL_TOL,
+                            abs_tol=REDERIVE_ABS_TOL)
+    if isinstance(recorded, Mapping) and isinstance(again, Mapping):
+        return recorded.keys() == again.keys() and all(
+            _same(recorded[key], again[key]) for key in recorded)
+    if isinstance(recorded, list | tuple) and isinstance(again, list | tuple):
+        return len(recorded) == len(again) and all(
+            _same(a, b) for a, b in zip(recorded, again, strict=True))
+    return bool(recorded == again)
+
+
+def result_differences(recorded: Mapping[str, Any], again: Mapping[str, Any]) -> list[str]:
+    """The fields in which a recorded ``result`` differs from its re-derivation ``again``.
+
+    Both are ``CheckResult.to_dict()`` forms. Strings, booleans, integers and
+    the structure compare exactly; floats to :data:`REDERIVE_REL_TOL` (relative)
+    or :data:`REDERIVE_ABS_TOL` (absolute). A field present on one side only differs.
+    """
+    missing = object()
+    return sorted(key for key in set(recorded) | set(again)
+                  if not _same(recorded.get(key, missing), again.get(key, missing)))
+
+
+def reviewable(check: Mapping[str, Any]) -> bool:
+    """True when a human review applies to ``check``: it is a HALT or it has anomalies."""
+    return check.get("verdict") == HALT or bool(check.get("anomalies"))
+
+
+def halt_status(state: Mapping[str, Any]) -> dict[str, Any]:
+    """Which checks still block: the reviewable ones whose latest review is not ``resume``.
+
+    Reviewable: HALT checks and checks with anomalies (see :func:`reviewable`).
     Returns ``{"blocked", "open": [check ids], "kept_halted": [check ids]}``.
     """
     latest: dict[str, str] = {}
     for review in state["reviews"]:
         latest[review["check_id"]] = review["decision"]
     open_ids = [c["check_id"] for c in state["checks"]
-                if c["verdict"] == HALT and latest.get(c["check_id"]) != "resume"]
+                if reviewable(c) and latest.get(c["check_id"]) != "resume"]
     kept = [ident for ident in open_ids if latest.get(ident) == "keep-halted"]
     return {"blocked": bool(open_ids), "open": open_ids, "kept_halted": kept}

@@ -4,18 +4,21 @@ A pure fold (no clock, no I/O). It reads the plugin's own four event types and
 the receipts plugin's ``receipts.entry_recorded`` (keeping only what Law V reads
 of each entry). An event it cannot accept is never fatal to a replay: it is
 listed under ``ignored`` with its position and the reason, and changes nothing
-else. State layout (version 1)::
+else. A check event is re-evaluated from its recorded inputs as it is folded
+(``ledger.reevaluate``); one whose recorded result does not re-derive gets an
+anomaly. State layout (version 2)::
 
     contracts        {"<version>": {version, date, digest, position, document}}
     latest_contract  newest registered version or null
     measurements     {"<id>": {id, version, digest, position, document}}
     register         {entries: {"<seq>": [reduced entry | {seq, unreadable}]},
-                      first, head, events}
+                      first, head, events, first_position}
     checks           [the check_recorded data + position, anomalies, closes_window]
     closed           {check_id, position, last_seq, new_measurement} of the last
                      check that closed its window (position 0 = none yet)
     reviews          [review data + position]
     halt             {blocked, open: [check ids], kept_halted: [check ids]}
+                     (open: HALT or anomalous checks not resumed by a review)
     ignored          [{position, type, reason}]
 """
 
@@ -46,10 +49,12 @@ from cladelog.lawv.ledger import (
     governing_contract,
     halt_status,
     initial_state,
+    reevaluate,
+    result_differences,
+    reviewable,
     window_opened_at,
     window_start,
 )
-from cladelog.lawv.traffic import HALT
 
 # The document parsers (contract, measurement, register) are imported by the handlers
 # that use them: every deployment that enables lawv builds this projection when it
@@ -104,6 +109,8 @@ def _on_register(state: State, event: RecordedEvent) -> None:
     if kept not in variants:  # an identical repetition changes nothing
         variants.append(kept)
     register["events"] += 1
+    if register.get("first_position") is None:
+        register["first_position"] = event.position
     if register["first"] is None or seq < register["first"]:
         register["first"] = seq
     if register["head"] is None or seq > register["head"]:
@@ -154,7 +161,7 @@ def _on_measurement(state: State, event: RecordedEvent) -> None:
 def _check_anomalies(state: State, data: dict[str, Any]) -> list[str]:
     """Where a check event disagrees with the rules (it then closes no window)."""
     anomalies: list[str] = []
-    opened = window_opened_at(state)
+    opened = window_opened_at(state, empty=data["first_seq"] is None)
     if data["window_opened_at"] != opened:
         anomalies.append(f"window_opened_at: the window opened at {opened}, "
                          f"not {data['window_opened_at']}")
@@ -179,7 +186,35 @@ def _check_anomalies(state: State, data: dict[str, Any]) -> list[str]:
         anomalies.append(f"first_seq: the window starts at {start}, not {data['first_seq']}")
     if data["result"].get("contract_version") != version:
         anomalies.append("result.contract_version: differs from contract_version")
+    rederived = _rederivation_anomaly(state, data)
+    if rederived is not None:  # first: it is what a reader of the gate's reason needs
+        anomalies.insert(0, rederived)
     return anomalies
+
+
+def _show_r(value: Any) -> str:
+    return "-" if not isinstance(value, int | float) or isinstance(value, bool) \
+        else f"{value:.6g}"
+
+
+def _rederivation_anomaly(state: State, data: dict[str, Any]) -> str | None:
+    """Run the arithmetic again on the recorded inputs; say where the recorded result differs.
+
+    Deterministic: ``evaluate`` is pure and its Monte Carlo band is seeded from
+    the inputs, so every replay reaches the same conclusion.
+    """
+    try:
+        again = reevaluate(state, data).to_dict()
+    except (LawVInputError, ArithmeticError, KeyError, TypeError, ValueError) as exc:
+        return f"result: cannot be re-derived from the recorded inputs ({exc})"
+    recorded = data["result"]
+    differing = result_differences(recorded, again)
+    if not differing:
+        return None
+    return (f"result: does not re-derive from the recorded inputs: recorded "
+            f"{data['verdict']} R = {_show_r(recorded.get('r'))}, recomputed "
+            f"{again['verdict']} R = {_show_r(again['r'])} (differs in "
+            f"{', '.join(differing)})")
 
 
 def _refresh_halt(state: State) -> None:
@@ -209,8 +244,9 @@ def _on_review(state: State, event: RecordedEvent) -> None:
     target = next((c for c in state["checks"] if c["check_id"] == data["check_id"]), None)
     if target is None:
         raise _Ignore(f"data.check_id: no check {data['check_id']!r}")
-    if target["verdict"] != HALT:
-        raise _Ignore(f"data.check_id: {data['check_id']} is {target['verdict']}, not HALT")
+    if not reviewable(target):
+        raise _Ignore(f"data.check_id: {data['check_id']} is {target['verdict']} without "
+                      "anomalies; only HALT or anomalous checks are reviewed")
     state["reviews"].append({**data, "position": event.position})
     _refresh_halt(state)
 
@@ -240,7 +276,9 @@ def apply(state: State, event: RecordedEvent) -> State:
 def summary(state: State) -> str:
     """One line: how many checks, the last verdict and whether the gate is blocked."""
     checks = state["checks"]
-    last = checks[-1]["verdict"] if checks else "none"
+    last = "none"
+    if checks:
+        last = checks[-1]["verdict"] + (" (anomalous)" if checks[-1]["anomalies"] else "")
     blocked = "BLOCKED by " + ", ".join(state["halt"]["open"]) if state["halt"]["blocked"] \
         else "not blocked"
     return (f"{len(state['contracts'])} contract(s), {len(state['measurements'])} "
@@ -249,7 +287,7 @@ def summary(state: State) -> str:
 
 LAWV_STATE = Projection(
     name=PROJECTION_NAME,
-    version=1,
+    version=2,
     event_types=frozenset(_HANDLERS),
     initial=initial_state(),
     apply=apply,

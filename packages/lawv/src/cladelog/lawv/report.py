@@ -6,19 +6,22 @@ renderer. Pure: the state goes in, text comes out.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from cladelog.lawv._fields import fail
 from cladelog.lawv.contract import parse_contract
 from cladelog.lawv.endpoint import resolve_endpoint
+from cladelog.lawv.errors import LawVInputError
+from cladelog.lawv.evaluate import evaluate
 from cladelog.lawv.gate import LawVSettings, decide
 from cladelog.lawv.ledger import (
     check_inputs,
     expected_old,
     find_check,
     governing_contract,
-    reevaluate,
+    result_differences,
     select_window,
 )
 from cladelog.lawv.measurement import parse_measurement
@@ -108,7 +111,8 @@ def render_status(doc: Mapping[str, Any]) -> str:
                      f"{'dA':>9} {'R':>7}  {'R on [0,1.2]':<12}  {'verdict':<9} review")
         for row in doc["checks"]:
             window = "-" if row["window"] is None else f"{row['window'][0]}..{row['window'][1]}"
-            mark = "" if row["closes_window"] else " (open)"
+            mark = (" (anomalous)" if row["anomalies"] else
+                    "" if row["closes_window"] else " (open)")
             version = f"v{row['contract_version']}"
             lines.append(
                 f"  {row['check_id']:<10} {row['position']:>6} {version:>8} "
@@ -167,29 +171,62 @@ def _entry_line(entry: Mapping[str, Any], counted: set[int]) -> dict[str, Any]:
     return {"seq": seq, "kind": kind, "adds": 0.0, "note": f"{kind.replace('_', ' ')}: counts 0"}
 
 
+_CONTRACT_SHOWN = ("version", "date", "T", "transfer_band", "halt_below", "warn_below",
+                   "mc_samples")
+
+
 def explain_check(state: Mapping[str, Any], ref: str, *, replay: bool = True) -> dict[str, Any]:
     """The full arithmetic of a recorded check (raises ``LawVInputError`` for an unknown one).
 
-    With ``replay`` the check is evaluated again from its recorded inputs and
-    ``replay.identical`` says whether every recorded number was reproduced.
+    With ``replay`` (the default) the check is evaluated again from its recorded
+    inputs and the arithmetic shown is the *recomputed* one; ``replay.identical``
+    says whether the recorded result was reproduced, and when it was not,
+    ``recorded`` holds the recorded value of every field that differs
+    (``replay.differs_in`` names them). When the recorded inputs cannot be looked
+    up, the recorded numbers are shown and ``replay.error`` says why. Without
+    ``replay`` the recorded numbers are shown as they are.
     """
     check = find_check(state, ref)
     if check is None:
         raise fail("CHECK", "no such check", ref)
-    result = check["result"]
-    contract_doc, old, new, entries, window = check_inputs(state, check)
-    t = float(contract_doc["T"])
+    recorded = check["result"]
+    result: Mapping[str, Any] = recorded
+    replayed: dict[str, Any] | None = None
+    differing: list[str] = []
+    inputs: tuple[Any, ...] | None = None
+    try:
+        inputs = check_inputs(state, check)
+    except LawVInputError as exc:
+        if replay:
+            replayed = {"identical": False, "error": str(exc)}
+    if inputs is not None and replay:
+        contract_doc, old, new, entries, window = inputs
+        again = evaluate(contract_doc, old, new, entries, window=window).to_dict()
+        differing = result_differences(recorded, again)
+        result = again
+        replayed = {"identical": True} if not differing else {
+            "identical": False, "differs_in": differing}
+    if inputs is None:
+        contract_doc, old, new, entries, window = None, None, None, [], None
     counted = set(result.get("counted_seqs") or [])
+    if contract_doc is not None:
+        contract = {key: contract_doc[key] for key in _CONTRACT_SHOWN}
+        old_ep = _endpoint(contract_doc, old, "old", float(contract_doc["T"]), result)
+        new_ep = _endpoint(contract_doc, new, "new", float(contract_doc["T"]), result)
+    else:
+        contract = {"version": check["contract_version"], "missing": True}
+        old_ep = _recorded_endpoint(check["old_measurement"], "old", result)
+        new_ep = _recorded_endpoint(check["new_measurement"], "new", result)
+    contract["digest"] = check["contract_digest"]
     doc: dict[str, Any] = {
         "check_id": check["check_id"], "position": check["position"],
-        "verdict": check["verdict"], "status": result.get("status"),
+        "verdict": result.get("verdict"), "recorded_verdict": check["verdict"],
+        "status": result.get("status"),
         "reasons": result.get("reasons"), "flags": result.get("flags"),
         "anomalies": check["anomalies"], "closes_window": check["closes_window"],
-        "contract": {key: contract_doc[key] for key in
-                     ("version", "date", "T", "transfer_band", "halt_below", "warn_below",
-                      "mc_samples")} | {"digest": check["contract_digest"]},
-        "old": _endpoint(contract_doc, old, "old", t, result),
-        "new": _endpoint(contract_doc, new, "new", t, result),
+        "contract": contract,
+        "old": old_ep,
+        "new": new_ep,
         "delta_a": result.get("delta_a"),
         "delta_a_uncertainty": result.get("delta_a_uncertainty"),
         "delta_a_nelo": result.get("delta_a_nelo"),
@@ -210,10 +247,22 @@ def explain_check(state: Mapping[str, Any], ref: str, *, replay: bool = True) ->
     }
     if window is None and entries:  # pragma: no cover - guarded by CheckRecorded
         doc["window"]["note"] = "entries without a window"
-    if replay:
-        again = reevaluate(state, check).to_dict()
-        doc["replay"] = {"identical": again == result}
+    if replayed is not None:
+        doc["replay"] = replayed
+    if differing:
+        doc["recorded"] = {key: {"recorded": recorded.get(key), "recomputed": result.get(key)}
+                           for key in differing}
     return doc
+
+
+def _recorded_endpoint(ident: str | None, label: str, result: Mapping[str, Any]) -> dict[str, Any]:
+    """An endpoint whose inputs cannot be looked up: the recorded numbers only."""
+    if ident is None:
+        return {"missing": True}
+    return {"id": ident, "version": result.get(f"{label}_version"),
+            "A": result.get(f"a_{label}"), "sigma": result.get(f"sigma_{label}"),
+            "total_band": result.get(f"total_band_{label}"),
+            "defects": ["the recorded inputs cannot be looked up; recorded numbers shown"]}
 
 
 def _endpoint_lines(label: str, ep: Mapping[str, Any]) -> list[str]:
@@ -237,21 +286,36 @@ def _endpoint_lines(label: str, ep: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _compact(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(value)
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
 def render_explain(doc: Mapping[str, Any]) -> str:
     """The explanation as text, in the order of the computation."""
     c = doc["contract"]
-    lines = [f"{doc['check_id']} at position {doc['position']}: {doc['verdict']}",
-             f"contract v{c['version']} ({c['date']}): T = {c['T']}, transfer band = "
-             f"{c['transfer_band']}, HALT below {c['halt_below']}, WARNING below "
-             f"{c['warn_below']}, {c['mc_samples']} MC samples",
-             f"  w_i = 1 / (h_i^2 + h_L,i^2 + T^2), T^2 = {_num(float(c['T']) ** 2)}"]
+    head = f"{doc['check_id']} at position {doc['position']}: {doc['verdict']}"
+    if doc.get("recorded_verdict", doc["verdict"]) != doc["verdict"]:
+        head += f" (recomputed; the event records {doc['recorded_verdict']})"
+    lines = [head]
+    if c.get("missing"):
+        lines.append(f"contract v{c['version']}: not registered; the recorded numbers are "
+                     "shown")
+    else:
+        lines += [f"contract v{c['version']} ({c['date']}): T = {c['T']}, transfer band = "
+                  f"{c['transfer_band']}, HALT below {c['halt_below']}, WARNING below "
+                  f"{c['warn_below']}, {c['mc_samples']} MC samples",
+                  f"  w_i = 1 / (h_i^2 + h_L,i^2 + T^2), T^2 = {_num(float(c['T']) ** 2)}"]
     lines += _endpoint_lines("old", doc["old"])
     lines += _endpoint_lines("new", doc["new"])
     lines.append(f"dA = A(new) - A(old) = {_num(doc['delta_a'])} "
                  f"(+/- {_num(doc['delta_a_uncertainty'])} = sqrt(sigma_old^2 + sigma_new^2))")
     w = doc["window"]
     span = "empty" if w["first_seq"] is None else f"seq {w['first_seq']}..{w['last_seq']}"
-    lines.append(f"window {span} (opened at log position {w['opened_at']}):")
+    opened = ("not opened: no register entry yet" if not w["opened_at"] and w["first_seq"] is None
+              else f"opened at log position {w['opened_at']}")
+    lines.append(f"window {span} ({opened}):")
     for e in w["entries"]:
         lines.append(f"  seq {e['seq']:<6} {e['kind']:<13} +{_num(e['adds'])}  {e['note']}")
     if w["unreadable_seqs"]:
@@ -280,7 +344,16 @@ def render_explain(doc: Mapping[str, Any]) -> str:
     for r in doc["reviews"]:
         lines.append(f"review at position {r['position']}: {r['decision']} by {r['reviewer']}: "
                      f"{r['reason']}")
-    if "replay" in doc:
-        same = "identical" if doc["replay"]["identical"] else "DIFFERENT"
-        lines.append(f"replay from the recorded inputs: {same}")
+    replay = doc.get("replay")
+    if replay is not None:
+        if replay["identical"]:
+            lines.append("replay from the recorded inputs: identical")
+        elif "error" in replay:
+            lines.append(f"replay from the recorded inputs: not possible ({replay['error']})")
+        else:
+            lines.append("replay from the recorded inputs: DIFFERENT; the arithmetic above is "
+                         "the recomputed one; the event records:")
+            for key, pair in doc.get("recorded", {}).items():
+                lines.append(f"  {key}: recorded {_compact(pair['recorded'])}, recomputed "
+                             f"{_compact(pair['recomputed'])}")
     return "\n".join(lines)
