@@ -223,3 +223,40 @@ def test_store_append_refuses_malformed_prepared_events(tmp_path, field, value, 
         with pytest.raises(InputError, match=message):
             s.append([good, good._replace(**{field: value})], clock=clock)
         assert s.head().position == 0
+
+
+@pytest.mark.parametrize("sql", [
+    # replaces event 2 in place (the row's own position)
+    "INSERT OR REPLACE INTO events SELECT position, stream, stream_version, type, "
+    "schema_version, recorded_at, CAST('{\"forged\":1}' AS BLOB), meta, hash, prev_hash "
+    "FROM events WHERE position = 2",
+    # a new, correctly linked head row whose (stream, stream_version) collides with event 1:
+    # REPLACE would delete event 1 to make room
+    "REPLACE INTO events SELECT 4, stream, stream_version, type, schema_version, recorded_at, "
+    "data, meta, '" + "a" * 64 + "', (SELECT hash FROM events WHERE position = 3) "
+    "FROM events WHERE position = 1",
+])
+def test_replace_cannot_rewrite_history(sqlite_harness, sql):  # type: ignore[no-untyped-def]
+    """SQLite's REPLACE deletes colliding rows without firing DELETE triggers."""
+    from cladelog.core.testing.conformance import clock, prepared
+
+    store = sqlite_harness.new()
+    store.append(prepared("a", 3), clock=clock)
+    before = [(e.position, e.hash, e.data) for e in store.read()]
+    with pytest.raises(Exception, match="append-only"):
+        sqlite_harness.raw_execute(store, sql)
+    assert [(e.position, e.hash, e.data) for e in store.read()] == before
+    assert store.verify().ok
+
+
+def test_a_store_made_before_the_replace_trigger_gets_it_when_opened(sqlite_harness):  # type: ignore[no-untyped-def]
+    from cladelog.core.testing.conformance import clock, prepared
+
+    store = sqlite_harness.new()
+    store.append(prepared("a", 2), clock=clock)
+    sqlite_harness.raw_execute(store, "DROP TRIGGER events_no_replace")
+    again = sqlite_harness.reopen(store)
+    with pytest.raises(Exception, match="append-only"):
+        sqlite_harness.raw_execute(again, "INSERT OR REPLACE INTO events SELECT * FROM events "
+                                          "WHERE position = 1")
+    assert again.verify().ok

@@ -42,6 +42,15 @@ __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 SCHEMA_VERSION = 2
 WAL_AUTOCHECKPOINT_PAGES = 10_000
 
+# INSERT OR REPLACE deletes the rows it collides with without firing DELETE triggers
+# (recursive triggers are off): a BEFORE INSERT trigger still sees them, and refuses.
+_NO_REPLACE = """CREATE TRIGGER IF NOT EXISTS events_no_replace BEFORE INSERT ON events
+    WHEN EXISTS (SELECT 1 FROM events WHERE position = NEW.position)
+      OR EXISTS (SELECT 1 FROM events
+                 WHERE stream = NEW.stream AND stream_version = NEW.stream_version)
+    BEGIN SELECT RAISE(ABORT, 'cladelog: the event log is append-only (REPLACE refused)');
+    END"""
+
 # Version 2 stores the canonical bytes of data and meta and the body's other members as
 # columns (version 1 stored the whole body beside copies of its members).
 _TRIGGERS = [
@@ -57,6 +66,7 @@ _TRIGGERS = [
     )
     BEGIN SELECT RAISE(ABORT, 'cladelog: an event must extend the log by one linked position');
     END""",
+    _NO_REPLACE,
 ]
 
 
@@ -133,6 +143,8 @@ class SQLiteStore(EventStore):
             if create:
                 self._create_schema()
             self._check_schema()
+            with contextlib.suppress(sqlite3.OperationalError):  # a read-only file
+                self._db.execute(_NO_REPLACE)  # a store created before this trigger existed
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"store: {self.path} is not a usable SQLite database ({exc})"
