@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cladelog.receipts import Register, verify_inclusion_proof
+from cladelog.receipts import Register, generate_key, verify_inclusion_proof
 from cladelog.receipts.note import sign_note
-from receipts_helpers import Chain, Keys, gain_test, register_events
+from receipts_helpers import LOG_SEED, Chain, Keys, gain_test, register_events
 
 
 @pytest.fixture
@@ -57,8 +57,8 @@ def test_full_round_trip(cladelog_env: Any, keyfiles: dict[str, str], keys: Keys
 
     listed = _ok(cladelog_env.cli("receipts", "list", "--json")).splitlines()
     assert [json.loads(x)["seq"] for x in listed] == [0, 1, 2, 3]
-    only = _ok(cladelog_env.cli("receipts", "list", "--candidate", "engine@1.2"))
-    assert len(only.splitlines()) == 1 and only.split()[0] == "2"
+    only = _ok(cladelog_env.cli("receipts", "list", "--candidate", "engine@1.2")).splitlines()
+    assert len(only) == 2 and only[0].split()[0] == "SEQ" and only[1].split()[0] == "2"
     assert _ok(cladelog_env.cli("receipts", "list", "--kind", "reversion")) == ""
     shown = json.loads(_ok(cladelog_env.cli("receipts", "show", "2")))
     assert shown["seq"] == 2 and shown["entry"]["candidate"]["version"] == "1.2"
@@ -283,6 +283,7 @@ def test_add_refusals_exit_1_with_the_reason_and_append_nothing(
     rogue = chain.next(signer=keys.other)  # signed by a key that was never registered
     r = cladelog_env.cli("receipts", "add", files("rogue.json", rogue))
     assert r.exit_code == 1 and "no signature by a trusted keyid" in r.output
+    assert r.output.rstrip().endswith("; nothing was appended")  # an append was refused
     chain.seq, chain.prev = 0, "0" * 64
     wrong = gain_test(0, "0" * 64)
     wrong["stages"][1]["elo"] += 1.0  # one Elo off the value the games give
@@ -302,10 +303,22 @@ def test_list_filters_by_epoch_and_prints_a_table(cladelog_env: Any, reg: Regist
                                                         "--json")).splitlines()]
     assert [(e["seq"], e["kind"]) for e in rows] == [(1, "epoch_change"), (2, "gain_test")]
     table = _ok(cladelog_env.cli("receipts", "list")).splitlines()
-    assert len(table) == 3
-    assert table[0].split()[:3] == ["0", "gain_test", "engine@1.0"]
-    assert "arena -> epoch 1" in table[1] and "epoch 1" in table[2]
+    assert len(table) == 4  # a header row, then one row per entry
+    assert table[0].split() == ["SEQ", "KIND", "CANDIDATE", "DETAIL", "[FLAGS]"]
+    assert table[1].split()[:3] == ["0", "gain_test", "engine@1.0"]
+    assert "arena -> epoch 1" in table[2] and "epoch 1" in table[3]
+    # the header's columns sit above the rows' (SEQ right-aligned on the numbers)
+    assert table[0].index("SEQ") + 3 == table[1].index("0") + 1
+    assert table[0].index("KIND") == table[1].index("gain_test")
+    assert table[0].index("CANDIDATE") == table[1].index("engine@1.0")
+    assert table[0].index("DETAIL") == table[1].index("short")
+    filtered = _ok(cladelog_env.cli("receipts", "list", "--epoch", "1")).splitlines()
+    assert filtered[0] == table[0] and filtered[1:] == table[2:]
+    # no match: no header either; --json never has one
     assert _ok(cladelog_env.cli("receipts", "list", "--epoch", "7")) == ""
+    as_json = _ok(cladelog_env.cli("receipts", "list", "--json")).splitlines()
+    assert [json.loads(x)["seq"] for x in as_json] == [0, 1, 2]
+    assert as_json[0].startswith('{"') and "SEQ" not in as_json[0]
 
 
 class TestVerifyFlagged:
@@ -324,3 +337,228 @@ class TestVerifyFlagged:
         assert report["ok"] is True and report["flagged"] == [1] and report["entries"] == 2
         r = cladelog_env.cli("receipts", "verify", "--strict")
         assert r.exit_code == 1 and r.output.startswith("error: seq 1: recorded with mismatch")
+
+
+# -- verify-proof: malformed input exits 2, a failed verification exits 1 ------------------
+
+
+@pytest.fixture
+def proved(cladelog_env: Any, reg: Register, keys: Keys, chain: Chain,
+           files: Any) -> dict[str, str]:
+    """Three receipts, a checkpoint, the inclusion proof of seq 1, its leaf and a
+    consistency proof 2 -> 3, as files."""
+    reg.record([chain.next(), chain.next()])
+    reg.sign_checkpoint(keys.log)
+    reg.record([chain.next()])
+    reg.sign_checkpoint(keys.log)
+    return {"proof": files("p1.proof", reg.inclusion_proof(1)),
+            "leaf": files("leaf1.json", register_events(cladelog_env)[1].data["envelope"]),
+            "cons": files("c.proof", reg.consistency_proof(2, 3))}
+
+
+def _one_line_error(r: Any, code: int) -> str:
+    assert r.exit_code == code, r.output
+    assert r.stdout == "" and r.stderr.startswith("error: ")
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    return str(r.stderr)
+
+
+def test_verify_proof_accepts_the_good_inputs(cladelog_env: Any, proved: dict[str, str],
+                                              keys: Keys) -> None:
+    out = _ok(cladelog_env.cli("receipts", "verify-proof", proved["proof"], "--log-key",
+                               keys.log_vkey, "--leaf", proved["leaf"], "--oracle-key",
+                               keys.oracle_vkey))
+    assert out.startswith("ok: entry 1 is in log.example at size 3")
+    out = _ok(cladelog_env.cli("receipts", "verify-proof", proved["cons"], "--log-key",
+                               keys.log_vkey, "--log-key", keys.log_vkey))  # twice: fine
+    assert out.startswith("ok: log.example size 3 extends size 2")
+
+
+@pytest.mark.parametrize("option", ["--log-key", "--oracle-key"])
+@pytest.mark.parametrize(("value", "fragment"), [
+    ("junk", "junk line 1: vkey: expected 3 '+'-separated fields, got 1"),  # a file
+    ("a+b+c", "'a+b+c': vkey.key_id: 'b' is not 8 hex digits"),  # given inline
+    ("private", "is a private signer key; give the public verifier key"),
+])
+def test_verify_proof_malformed_key_exits_2_naming_the_option(
+        cladelog_env: Any, proved: dict[str, str], keys: Keys, files: Any, option: str,
+        value: str, fragment: str) -> None:
+    if value == "junk":
+        value = files("junk", "hello\n")
+    elif value == "private":
+        value = files("log.key", keys.log_skey + "\n")
+    good = {"--log-key": keys.log_vkey, "--oracle-key": keys.oracle_vkey}
+    good[option] = value
+    r = cladelog_env.cli("receipts", "verify-proof", proved["proof"], "--leaf", proved["leaf"],
+                         "--log-key", good["--log-key"], "--oracle-key", good["--oracle-key"])
+    err = _one_line_error(r, 2)
+    assert err.startswith(f"error: {option}: ") and fragment in err
+    assert keys.log_skey.rsplit("+", 1)[1] not in err  # never echoes a private key
+    if option == "--log-key":  # the consistency path parses its keys the same way
+        r = cladelog_env.cli("receipts", "verify-proof", proved["cons"], "--log-key", value)
+        assert _one_line_error(r, 2).startswith("error: --log-key: ")
+
+
+def test_verify_proof_private_key_given_inline_is_not_echoed(
+        cladelog_env: Any, proved: dict[str, str], keys: Keys) -> None:
+    for given in (keys.log_skey, f"  {keys.log_skey}\n"):
+        r = cladelog_env.cli("receipts", "verify-proof", proved["cons"], "--log-key", given)
+        err = _one_line_error(r, 2)
+        assert "private signer key" in err and keys.log_skey.rsplit("+", 1)[1] not in err
+
+
+def _edit(path: str, old: str, new: str, files: Any, name: str) -> str:
+    text = Path(path).read_text()
+    assert old in text
+    return str(files(name, text.replace(old, new, 1)))
+
+
+def test_verify_proof_malformed_files_exit_2(cladelog_env: Any, proved: dict[str, str],
+                                             keys: Keys, files: Any) -> None:
+    log = ("--log-key", keys.log_vkey)
+    # the proof file's own lines
+    bad_index = _edit(proved["proof"], "index 1\n", "index x\n", files, "i.proof")
+    err = _one_line_error(cladelog_env.cli("receipts", "verify-proof", bad_index, *log,
+                                           "--leaf", proved["leaf"]), 2)
+    assert "i.proof: index: 'x' is not a decimal" in err
+    cons_lines = Path(proved["cons"]).read_text().split("\n")
+    bad_hash = files("h.proof", "\n".join([cons_lines[0], "!!!!", *cons_lines[2:]]))
+    err = _one_line_error(cladelog_env.cli("receipts", "verify-proof", bad_hash, *log), 2)
+    assert "h.proof: proof[0]: not valid base64" in err
+    # the checkpoint note inside it: a signature line that is not base64
+    text = Path(proved["proof"]).read_text()
+    sig_line = next(x for x in text.split("\n") if x.startswith("\u2014 "))
+    bad_note = _edit(proved["proof"], sig_line, "\u2014 log.example !!!!", files, "n.proof")
+    err = _one_line_error(cladelog_env.cli("receipts", "verify-proof", bad_note, *log,
+                                           "--leaf", proved["leaf"]), 2)
+    assert "signature: not valid base64" in err
+    # an envelope that is not a DSSE envelope of a receipt, checked with --oracle-key
+    envelope = json.loads(Path(proved["leaf"]).read_text())
+    for broken in ({**envelope, "payloadType": "text/plain"},
+                   {**envelope, "signatures": [{"keyid": 5, "sig": "AA=="}]}):
+        r = cladelog_env.cli("receipts", "verify-proof", proved["proof"], *log, "--leaf",
+                             files("e.json", broken), "--oracle-key", keys.oracle_vkey)
+        assert _one_line_error(r, 2).startswith("error: receipt: envelope.")
+
+
+def test_verify_proof_failed_verification_still_exits_1(
+        cladelog_env: Any, proved: dict[str, str], keys: Keys, files: Any) -> None:
+    log = ("--log-key", keys.log_vkey)
+    # a well-formed key that did not sign the checkpoint
+    r = cladelog_env.cli("receipts", "verify-proof", proved["proof"], "--log-key",
+                         keys.other_vkey, "--leaf", proved["leaf"])
+    assert "no signature by a trusted key" in _one_line_error(r, 1)
+    # a checkpoint whose signature does not verify (its size edited after signing)
+    edited = _edit(proved["proof"], "log.example\n3\n", "log.example\n4\n", files, "s.proof")
+    r = cladelog_env.cli("receipts", "verify-proof", edited, *log, "--leaf", proved["leaf"])
+    assert "does not verify" in _one_line_error(r, 1)
+    # a truncated audit path, and the proof of seq 1 given another leaf
+    lines = Path(proved["proof"]).read_text().split("\n")
+    assert lines[1] == "index 1" and len(lines[2]) == 44
+    r = cladelog_env.cli("receipts", "verify-proof", files("t.proof", "\n".join(
+        lines[:2] + lines[3:])), *log, "--leaf", proved["leaf"])
+    assert _one_line_error(r, 1).startswith("error: inclusion: proof: too short")
+    other = files("leaf0.json", register_events(cladelog_env)[0].data["envelope"])
+    r = cladelog_env.cli("receipts", "verify-proof", proved["proof"], *log, "--leaf", other)
+    assert _one_line_error(r, 1).startswith("error: inclusion: root:")
+    # a receipt signed by a key that is not the trusted oracle key, or tampered with
+    r = cladelog_env.cli("receipts", "verify-proof", proved["proof"], *log, "--leaf",
+                         proved["leaf"], "--oracle-key", keys.other_vkey)
+    assert "no signature by a trusted keyid" in _one_line_error(r, 1)
+    envelope = json.loads(Path(proved["leaf"]).read_text())
+    sig = envelope["signatures"][0]["sig"]
+    envelope["signatures"][0]["sig"] = ("A" if sig[0] != "A" else "B") + sig[1:]
+    r = cladelog_env.cli("receipts", "verify-proof", proved["proof"], *log, "--leaf",
+                         files("x.json", envelope), "--oracle-key", keys.oracle_vkey)
+    assert "does not verify" in _one_line_error(r, 1)
+
+
+# -- sign: the key must be able to sign a receipt that can be recorded ---------------------
+
+
+def test_sign_refuses_the_registered_log_key(cladelog_env: Any, reg: Register, keys: Keys,
+                                             files: Any) -> None:
+    before = len(cladelog_env.events())
+    log_key = files("log.key", keys.log_skey + "\n")
+    r = cladelog_env.cli("receipts", "sign", files("e.json", gain_test(0, "0" * 64)),
+                         "--key", log_key)
+    err = _one_line_error(r, 2)
+    assert err.startswith(f"error: --key: {log_key} is the register's log key (log.example+")
+    assert "oracle key" in err
+    assert len(cladelog_env.events()) == before
+    # the same key under another name is still the log key
+    renamed = files("renamed.key", generate_key("renamed.example", LOG_SEED)[0])
+    r = cladelog_env.cli("receipts", "sign", files("e.json", gain_test(0, "0" * 64)),
+                         "--key", renamed)
+    assert "is the register's log key (log.example+" in _one_line_error(r, 2)
+
+
+def test_sign_with_the_oracle_key_is_silent(cladelog_env: Any, reg: Register, keys: Keys,
+                                            files: Any) -> None:
+    r = cladelog_env.cli("receipts", "sign", files("e.json", gain_test(0, "0" * 64)),
+                         "--key", files("o.key", keys.oracle_skey))
+    assert r.exit_code == 0 and r.stderr == ""
+    assert "recorded 1 receipt(s)" in _ok(cladelog_env.cli("receipts", "add",
+                                                           files("r.json", r.stdout)))
+
+
+def test_sign_warns_for_a_key_add_would_refuse(cladelog_env: Any, reg: Register, keys: Keys,
+                                               files: Any) -> None:
+    # not registered at all: the role cannot be told; signed, with a warning
+    r = cladelog_env.cli("receipts", "sign", files("e.json", gain_test(0, "0" * 64)),
+                         "--key", files("x.key", keys.other_skey))
+    assert r.exit_code == 0 and json.loads(r.stdout)["signatures"][0]["keyid"].startswith(
+        "rogue.example+")
+    assert r.stderr.startswith("warning: --key: rogue.example+")
+    assert "not a registered oracle key" in r.stderr and len(r.stderr.splitlines()) == 1
+    # revoked from the entry's seq on
+    reg.revoke_key(keys.oracle.verifier().key_ref, 0, "rotated")
+    r = cladelog_env.cli("receipts", "sign", files("e.json", gain_test(0, "0" * 64)),
+                         "--key", files("o.key", keys.oracle_skey))
+    assert r.exit_code == 0 and "is revoked from seq 0" in r.stderr
+
+
+class TestSignLogKeyFromSetting:
+    @pytest.fixture
+    def cladelog_settings(self) -> dict[str, dict[str, Any]]:
+        return {"receipts": {"log_key_file": "log-from-setting.key"}}
+
+    def test_refuses_the_configured_log_key_before_it_is_registered(
+            self, cladelog_env: Any, keys: Keys, files: Any) -> None:
+        Register(cladelog_env.deployment).register_key(keys.oracle_vkey, "oracle")
+        (Path(cladelog_env.root) / "log-from-setting.key").write_text(keys.log_skey)
+        r = cladelog_env.cli("receipts", "sign", files("e.json", gain_test(0, "0" * 64)),
+                             "--key", files("copy.key", keys.log_skey))
+        assert "is the log key (log_key_file in [settings.receipts])" in \
+            _one_line_error(r, 2)
+
+
+# -- verify appends nothing, and does not say it --------------------------------------------
+
+
+def test_verify_failures_do_not_claim_nothing_was_appended(
+        cladelog_env: Any, reg: Register, keys: Keys, chain: Chain) -> None:
+    reg.record([chain.next(), chain.next()])
+    # a raw entry event whose envelope signature was altered (the register writes none)
+    data = reg.prepare([chain.next()])[0].event_data()
+    sig = data["envelope"]["signatures"][0]["sig"]
+    data["envelope"]["signatures"][0]["sig"] = ("A" if sig[0] != "A" else "B") + sig[1:]
+    cladelog_env.append("receipts.entry_recorded", data, stream="receipts.register")
+    err = _one_line_error(cladelog_env.cli("receipts", "verify"), 1)
+    assert err.startswith("error: seq 2 (position ") and "does not verify" in err
+    assert "appended" not in err
+    report = json.loads(cladelog_env.cli("receipts", "verify", "--json").stdout)
+    assert report["ok"] is False and "appended" not in report["failure"]
+
+
+def test_verify_after_retroactive_revocation_does_not_claim_nothing_was_appended(
+        cladelog_env: Any, reg: Register, keys: Keys, chain: Chain, files: Any) -> None:
+    reg.record([chain.next(), chain.next()])
+    reg.revoke_key(keys.oracle.verifier().key_ref, 1, "leaked earlier than we knew")
+    err = _one_line_error(cladelog_env.cli("receipts", "verify"), 1)
+    assert err.startswith("error: seq 1 (position ") and "revoked from seq 1" in err
+    assert "appended" not in err
+    # recording is refused for the same reason, and there the phrase stays
+    r = cladelog_env.cli("receipts", "add", files("r.json", chain.next()))
+    assert r.exit_code == 1 and "revoked from seq 1" in r.stderr
+    assert r.stderr.rstrip().endswith("; nothing was appended")

@@ -84,6 +84,24 @@ def test_retroactive_revocation_fails_verify(reg: Register, keys: Keys, chain: C
     report = reg.verify()
     assert not report.ok and report.failure is not None
     assert report.failure.startswith("seq 1 ") and "revoked from seq 1" in report.failure
+    assert "appended" not in report.failure  # verify never appends: it does not say so
+
+
+def test_refused_recordings_say_nothing_was_appended(cladelog_env: Any, reg: Register,
+                                                     keys: Keys, chain: Chain) -> None:
+    env0 = chain.next()
+    sig = bytearray(base64.b64decode(env0["signatures"][0]["sig"]))
+    sig[0] ^= 1
+    env0["signatures"][0]["sig"] = base64.b64encode(bytes(sig)).decode()
+    _refused(cladelog_env, reg, [env0], SignatureRefused, r"does not verify; nothing was "
+             r"appended$")
+    chain.seq, chain.prev = 0, "0" * 64
+    _refused(cladelog_env, reg, [chain.next(signer=keys.log)], SignatureRefused,
+             r"registered as a log key, not an oracle key; nothing was appended$")
+    # checking alone (prepare appends nothing) does not claim it
+    with pytest.raises(SignatureRefused) as info:
+        reg.prepare([env0])
+    assert "appended" not in str(info.value)
 
 
 def test_sequence_gap_and_duplicate(cladelog_env: Any, reg: Register, chain: Chain) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from .note import Ed25519Signer
     from .register import Register
 
 __all__ = ["receipts"]
@@ -66,23 +67,117 @@ def _read_text(path: str) -> str:
 
 
 def _vkeys(values: tuple[str, ...], option: str) -> list[str]:
-    """Verifier keys given inline or as files holding one key per line."""
-    from .errors import ReceiptInputError
+    """Verifier keys given inline or as files holding one key per line.
 
-    keys: list[str] = []
+    Every key is parsed here, so a malformed one is bad input (exit 2) naming
+    ``option`` and where the key came from, never a failed verification (exit 1).
+    A private signer key is refused without echoing it. Duplicates are dropped.
+    """
+    from .errors import ReceiptInputError
+    from .note import NoteError, parse_verifier_key
+
+    keys: dict[str, None] = {}
+
+    def add(key: str, source: str) -> None:
+        if key.startswith("PRIVATE+KEY+"):
+            raise ReceiptInputError(f"{option}: {source} is a private signer key; give the "
+                                    "public verifier key (the .vkey file)")
+        try:
+            keys[parse_verifier_key(key).vkey] = None
+        except NoteError as exc:
+            raise ReceiptInputError(f"{option}: {source}: {exc}") from None
+
     for value in values:
         if "+" in value and not Path(value).exists():
-            keys.append(value.strip())
+            inline = value.strip()
+            add(inline, "the key given" if inline.startswith("PRIVATE+KEY+") else
+                f"{inline!r:.80}")
             continue
         try:
             text = Path(value).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ReceiptInputError(f"{option}: {value!r} is neither a key nor a readable "
                                     f"file ({exc})") from None
-        keys.extend(line.strip() for line in text.splitlines() if line.strip())
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                add(line.strip(), f"{value} line {n}")
     if not keys:
         raise ReceiptInputError(f"{option}: no key given")
-    return keys
+    return list(keys)
+
+
+def _log_key_path(reg: Register, explicit: str | None) -> str:
+    """The log signer key file: ``explicit``, else the setting (relative to cladelog.toml)."""
+    path = explicit or reg.settings.log_key_file
+    base = reg.deployment.config.path
+    if path and not explicit and base is not None and not Path(path).is_absolute():
+        path = str(Path(base).parent / path)
+    return path
+
+
+def _check_oracle_key(reg: Register, state: Any, signer: Ed25519Signer, key_file: str,
+                      seq: int) -> None:
+    """Refuse (exit 2) a signing key the register knows as its log key; warn when the key
+    is not a registered, unrevoked oracle key (the receipt would then be refused by add).
+
+    A key file does not say what the key is for: its role is what the register says
+    (the registered keys, and the log key file of the settings).
+    """
+    from .errors import ReceiptInputError
+    from .note import parse_verifier_key
+    from .register import load_signer_file
+
+    ref = signer.verifier().key_ref
+    pub = signer.public_key
+    for other_ref, k in state["keys"].items():
+        if parse_verifier_key(k["vkey"]).public_key != pub:
+            continue
+        if k["role"] == "log":
+            raise ReceiptInputError(
+                f"--key: {key_file} is the register's log key ({other_ref}); receipts are "
+                "signed by an oracle key, and one signed by the log key is never recorded")
+        if other_ref != ref:
+            break  # same public key under another name: not the registered keyid
+        start = k["revoked_from"]
+        if start is not None and seq >= start:
+            click.echo(f"warning: --key: {ref} is revoked from seq {start}; 'receipts add' "
+                       f"will refuse this receipt (seq {seq})", err=True)
+        return
+    log_path = _log_key_path(reg, None)
+    if log_path:
+        try:
+            log_signer = load_signer_file(log_path)
+        except ReceiptInputError:
+            log_signer = None  # unreadable here: the checkpoint command reports that
+        if log_signer is not None and log_signer.public_key == pub:
+            raise ReceiptInputError(
+                f"--key: {key_file} is the log key (log_key_file in [settings.receipts]); "
+                "receipts are signed by an oracle key, and one signed by the log key is "
+                "never recorded")
+    click.echo(f"warning: --key: {ref} is not a registered oracle key; 'receipts add' will "
+               "refuse this receipt until its public key is registered ('cladelog receipts "
+               "key add VKEY --role oracle')", err=True)
+
+
+def _verification_exit_code(exc: Exception) -> int:
+    """Exit code for a :class:`VerificationError` of :mod:`.verify`: 1 when a signature,
+    the origin or a Merkle proof does not verify, 2 when the input was malformed (a proof
+    file, checkpoint note or envelope that does not parse). The library reports both as
+    one exception type; its cause tells them apart (the same rule as ``receipts add``)."""
+    from cladelog.core.canonical import CanonicalError
+
+    from .dsse import EnvelopeError
+    from .note import NoteError
+    from .proofs import ProofFileError
+
+    cause = exc.__cause__
+    if isinstance(cause, ProofFileError | CanonicalError):
+        return 2
+    if isinstance(cause, EnvelopeError | NoteError):
+        message = str(cause)
+        failed = "does not verify" in message or "no signature by a trusted key" in message
+        return 1 if failed else 2
+    return 1
 
 
 @click.group("receipts")
@@ -120,6 +215,7 @@ def list_(kind: str | None, candidate: str | None, epoch: int | None, as_json: b
     from .projections import entries_in_window
 
     state = _register().state()
+    header = not as_json
     for e in entries_in_window(state, -1, state["size"] - 1):
         cand = e.get("candidate") or {}
         label = f"{cand.get('name')}@{cand.get('version')}" if cand else ""
@@ -145,6 +241,9 @@ def list_(kind: str | None, candidate: str | None, epoch: int | None, as_json: b
         else:
             detail = f"reverts seq {e.get('reverts')}"
         flags = f"  [{', '.join(e['flags'])}]" if e["flags"] else ""
+        if header:  # printed above the first row only: no match prints nothing
+            click.echo(f"{'SEQ':>6}  {'KIND':<12}  {'CANDIDATE':<24}  DETAIL  [FLAGS]")
+            header = False
         click.echo(f"{e['seq']:>6}  {e['kind']:<12}  {label:<24}  {detail}{flags}")
 
 
@@ -221,7 +320,9 @@ def sign(file: str, key_file: str, out: str | None) -> None:
     """Sign an unsigned register entry (JSON) and print the receipt envelope.
 
     When ENTRY has neither "seq" nor "prev", they are filled with the
-    register's next seq and the hash of its last entry.
+    register's next seq and the hash of its last entry. A key the register
+    knows as its log key is refused (exit 2); a key that is not a registered,
+    unrevoked oracle key signs with a warning, since 'add' would refuse it.
     """
     from cladelog.core.cli import read_json_file
 
@@ -233,10 +334,12 @@ def sign(file: str, key_file: str, out: str | None) -> None:
     if not isinstance(doc, dict):
         raise EntryError(f"{file}: entry: must be a JSON object")
     signer = load_signer_file(key_file, "--key")
+    reg = _register()
+    state = reg.state()
     if "seq" not in doc and "prev" not in doc:
-        state = _register().state()
         doc = {"seq": state["size"], "prev": state["head"], **doc}
-    envelope = make_receipt(doc, signer)
+    envelope = make_receipt(doc, signer)  # validates the entry first
+    _check_oracle_key(reg, state, signer, key_file, doc["seq"])
     _write_out(json.dumps(envelope, sort_keys=True) + "\n", out)
 
 
@@ -291,13 +394,10 @@ def checkpoint(log_key: str | None) -> None:
     from .register import load_signer_file
 
     reg = _register()
-    path = log_key or reg.settings.log_key_file
+    path = _log_key_path(reg, log_key)
     if not path:
         raise ReceiptInputError("--log-key: no log key file (give --log-key FILE or set "
                                 "log_key_file in [settings.receipts])")
-    base = reg.deployment.config.path
-    if not log_key and base is not None and not Path(path).is_absolute():
-        path = str(Path(base).parent / path)
     cp, new = reg.sign_checkpoint(load_signer_file(path))
     word = "signed" if new else "already signed"
     click.echo(f"{word}: checkpoint {cp['origin']} size {cp['size']} root {cp['root']}")
@@ -330,11 +430,21 @@ def consistency(old: int, new: int, out: str | None) -> None:
 @click.option("--origin", help="The expected checkpoint origin (default: a log key's name).")
 def verify_proof(file: str, log_keys: tuple[str, ...], leaf: str | None,
                  oracle_keys: tuple[str, ...], origin: str | None) -> None:
-    """Check an inclusion or consistency proof offline, with trusted public keys only."""
+    """Check an inclusion or consistency proof offline, with trusted public keys only.
+
+    Exit 1 when a signature or the proof does not verify; exit 2 for malformed
+    input (a key, the proof file, its checkpoint note or the leaf envelope).
+    """
     from cladelog.core.cli import fail, read_json_file
 
     from .errors import ReceiptInputError
-    from .proofs import CONSISTENCY_HEADER, TLOG_PROOF_HEADER
+    from .proofs import (
+        CONSISTENCY_HEADER,
+        TLOG_PROOF_HEADER,
+        ProofFileError,
+        parse_consistency_proof,
+        parse_tlog_proof,
+    )
     from .receipt import receipt_leaf
     from .verify import (
         VerificationError,
@@ -345,26 +455,31 @@ def verify_proof(file: str, log_keys: tuple[str, ...], leaf: str | None,
 
     text = _read_text(file)
     keys = _vkeys(log_keys, "--log-key")
+    trusted_oracles = _vkeys(oracle_keys, "--oracle-key") if oracle_keys else None
     header = text.split("\n", 1)[0]
+    if header not in (CONSISTENCY_HEADER, TLOG_PROOF_HEADER):
+        raise ReceiptInputError(f"{file}: line 1: not a proof file ({TLOG_PROOF_HEADER!r} "
+                                f"or {CONSISTENCY_HEADER!r})")
+    try:  # the file's layout first: a malformed file is bad input, not a failed proof
+        (parse_consistency_proof if header == CONSISTENCY_HEADER else parse_tlog_proof)(text)
+    except ProofFileError as exc:
+        raise ReceiptInputError(f"{file}: {exc}") from None
     try:
         if header == CONSISTENCY_HEADER:
             c = verify_consistency_proof(text, keys, origin=origin)
             click.echo(f"ok: {c.new.origin} size {c.new.size} extends size {c.old.size}")
             return
-        if header != TLOG_PROOF_HEADER:
-            raise ReceiptInputError(f"{file}: line 1: not a proof file ({TLOG_PROOF_HEADER!r} "
-                                    f"or {CONSISTENCY_HEADER!r})")
         if leaf is None:
             raise ReceiptInputError("--leaf: required to check an inclusion proof")
         envelope = read_json_file(leaf)
-        if oracle_keys:
-            r = verify_receipt(envelope, text, oracle_keys=_vkeys(oracle_keys, "--oracle-key"),
-                               log_keys=keys, origin=origin)
+        if trusted_oracles is not None:
+            r = verify_receipt(envelope, text, oracle_keys=trusted_oracles, log_keys=keys,
+                               origin=origin)
             inc = r.inclusion
         else:
             inc = verify_inclusion_proof(text, receipt_leaf(envelope), keys, origin=origin)
     except VerificationError as exc:
-        fail(str(exc), 1)
+        fail(str(exc), _verification_exit_code(exc))
     click.echo(f"ok: entry {inc.index} is in {inc.checkpoint.origin} at size "
                f"{inc.checkpoint.size}")
 

@@ -35,7 +35,7 @@ class SequenceError(ReceiptInputError):
 
 
 class ReceiptRefused(VerificationError, ValueError):
-    """Something well-formed failed a check (exit 1); nothing was appended."""
+    """Something well-formed failed a check (exit 1); a refused recording appends nothing."""
 
 
 class SignatureRefused(ReceiptRefused):

@@ -107,6 +107,8 @@ def _check_int(name: str, value: object) -> int:
 
 
 def _check_hash(name: str, value: object) -> bytes:
+    if type(value) is bytes and len(value) == HASH_SIZE:  # the usual case, checked first
+        return value
     if not isinstance(value, bytes | bytearray | memoryview):
         raise ProofError(f"{name}: must be bytes, got {type(value).__name__}")
     b = bytes(value)
@@ -118,7 +120,12 @@ def _check_hash(name: str, value: object) -> bytes:
 def _check_proof(name: str, proof: object) -> list[bytes]:
     if isinstance(proof, str | bytes | bytearray) or not isinstance(proof, Sequence):
         raise ProofError(f"{name}: must be a sequence of hashes, got {type(proof).__name__}")
-    return [_check_hash(f"{name}[{i}]", h) for i, h in enumerate(proof)]
+    # Plain 32-byte ``bytes`` (the usual case) are taken as they are; anything else goes
+    # through _check_hash, so the element's name is only formatted when it is needed.
+    return [
+        h if type(h) is bytes and len(h) == HASH_SIZE else _check_hash(f"{name}[{i}]", h)
+        for i, h in enumerate(proof)
+    ]
 
 
 def root_from_inclusion(leaf_hash: bytes, index: int, size: int, proof: Sequence[bytes]) -> bytes:
@@ -134,6 +141,7 @@ def root_from_inclusion(leaf_hash: bytes, index: int, size: int, proof: Sequence
         raise ProofError(f"index: {index} is not below the tree size {size}")
     acc = _check_hash("leaf_hash", leaf_hash)
     path = _check_proof("proof", proof)
+    sha256 = hashlib.sha256  # node_hash inlined: every operand is already checked bytes
     fn, sn = index, size - 1
     for i, sibling in enumerate(path):
         if sn == 0:
@@ -141,12 +149,12 @@ def root_from_inclusion(leaf_hash: bytes, index: int, size: int, proof: Sequence
                 f"proof: too long for index {index} in size {size} (extra element at [{i}])"
             )
         if fn & 1 or fn == sn:
-            acc = node_hash(sibling, acc)
+            acc = sha256(_NODE_PREFIX + sibling + acc).digest()  # node_hash(sibling, acc)
             while not fn & 1 and fn != 0:
                 fn >>= 1
                 sn >>= 1
         else:
-            acc = node_hash(acc, sibling)
+            acc = sha256(_NODE_PREFIX + acc + sibling).digest()  # node_hash(acc, sibling)
         fn >>= 1
         sn >>= 1
     if sn != 0:

@@ -179,8 +179,8 @@ def check_receipt(envelope: object, state: State, cursor: _Cursor | None = None,
     except SignatureRefused as exc:
         reason = _why_untrusted(envelope, keys, seq) if isinstance(envelope, dict) else None
         if reason is not None and "no signature by a trusted keyid" in str(exc):
-            raise SignatureRefused(f"{where}: {reason}; nothing was appended") from None
-        raise SignatureRefused(f"{exc}; nothing was appended") from None
+            raise SignatureRefused(f"{where}: {reason}") from None
+        raise
     entry, doc = opened.entry, opened.doc
     if entry.seq != seq:
         what = "is already recorded (duplicate)" if entry.seq < seq else "would leave a gap"
@@ -363,7 +363,10 @@ class Register:
     def record(self, envelopes: Sequence[object]) -> list[RecordedEvent]:
         """Record a batch of receipts, all or nothing; return the recorded events."""
         state = self.state()
-        prepared = self.prepare(envelopes, state)
+        try:
+            prepared = self.prepare(envelopes, state)
+        except SignatureRefused as exc:  # said here, where an append is refused
+            raise SignatureRefused(f"{exc}; nothing was appended") from None
         events = [NewEvent(REGISTER_STREAM, ENTRY_RECORDED.name, p.event_data())
                   for p in prepared]
         recorded: list[RecordedEvent] = self.deployment.append(
