@@ -225,3 +225,38 @@ def test_import_checks_the_payloads_it_brings_in(tmp_path: Path, plugin_factory:
         assert dst.import_events(good).appended == len(good)  # the valid prefix is fine
         # events the store already holds are not checked again (they were, when they came)
         assert dst.import_events(good).already_present == len(good)
+
+
+@pytest.mark.parametrize("event,problem", [
+    (NewEvent("a\x00b", "counter.counted", {"n": 1}), r"event.stream: must not contain control"),
+    (NewEvent("a\ud800", "counter.counted", {"n": 1}), r"event.stream: contains a lone surrogate"),
+    (NewEvent("core.plugins", "counter.counted", {"n": 1}), r"event.stream: core.plugins is "
+                                                            r"reserved"),
+    (NewEvent("p", "core.plugin_enabled", {"name": "fake", "version": "9"}),
+     r"event.type: core.plugin_enabled is written by cladelog itself"),
+    (NewEvent("c", "counter.counted", {"n": 1}, meta={"plugin": "forged"}),
+     r"event.meta.plugin: set by the deployment"),
+    (NewEvent("c", "counter.counted", {"n": 1}, meta={"plugin_version": "9"}),
+     r"event.meta.plugin_version: set by the deployment"),
+    (NewEvent("c", "counter.counted", {"n": 1}, meta={"actor": 5}),
+     r"event.meta.actor: must be a non-empty string"),
+])
+def test_append_refuses_what_would_forge_or_break_the_record(deployment: Deployment,
+                                                             event: Any, problem: str) -> None:
+    from cladelog.core import InputError
+
+    deployment.append([NewEvent("c", "counter.counted", {"n": 0})])
+    before = deployment.store.head()
+    with pytest.raises(InputError, match=problem):
+        deployment.append([event])
+    assert deployment.store.head() == before
+
+
+def test_a_caller_may_name_the_actor_and_keep_the_deployments_own_meta(
+    deployment: Deployment,
+) -> None:
+    (event,) = deployment.append([NewEvent("c", "counter.counted", {"n": 1},
+                                           meta={"actor": "alice", "plugin": "counter",
+                                                 "ticket": "T-1"})])
+    assert event.meta["actor"] == "alice" and event.meta["ticket"] == "T-1"
+    assert (event.meta["plugin"], event.meta["plugin_version"]) == ("counter", "1.0.0")

@@ -210,3 +210,52 @@ def test_stored_data_that_does_not_fit_the_class_names_position_and_field(
                                              r"data.n: .*expected int"):
             dep.replay()
         assert dep.store.load_checkpoint("counter.typed") is None
+
+
+def test_a_checkpoint_edited_outside_the_chain_is_rebuilt_not_trusted(
+    deployment: Deployment, sqlite_harness: Any
+) -> None:
+    deployment.append([counted(1), counted(2)])
+    honest = {p.name: p for p in deployment.replay().projections}["counter.totals"]
+    # checkpoints sit beside the log, outside the chain: a hand edit of one
+    sqlite_harness.raw_execute(deployment.store, "UPDATE checkpoints SET state = "
+                               "CAST('{\"events\":999,\"labels\":[],\"total\":999}' AS BLOB) "
+                               "WHERE name = 'counter.totals'")
+    assert deployment.store.load_checkpoint("counter.totals").state["total"] == 999
+    again = {p.name: p for p in deployment.replay().projections}["counter.totals"]
+    assert again.rebuilt and again.state == honest.state and again.digest == honest.digest
+    assert deployment.store.load_checkpoint("counter.totals").state == honest.state
+
+
+def test_a_projection_that_fails_on_an_event_is_named_with_its_position(
+    tmp_path: Path, plugin_factory: Any
+) -> None:
+    from cladelog.core import ProjectionError
+
+    def fussy(state: dict[str, Any], event: Any) -> dict[str, Any]:
+        state[event.data["label"]]  # KeyError for a label it has not seen
+        return state
+
+    broken = Projection("counter.fussy", 1, frozenset({"counter.counted"}), {"": 0}, fussy)
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=tmp_path / "c.toml")
+    with Deployment(cfg, plugins=[plugin_factory(projections=(broken,))], create=True) as dep:
+        dep.append([counted(1), counted(2, "surprise")])
+        with pytest.raises(ProjectionError, match=r"position 3: projection counter.fussy "
+                                                  r"failed: KeyError: 'surprise'") as info:
+            dep.replay()
+        assert (info.value.position, info.value.projection) == (3, "counter.fussy")
+        assert dep.store.load_checkpoint("counter.fussy") is None
+
+
+def test_an_event_from_a_newer_plugin_version_is_named_by_position(
+    deployment: Deployment,
+) -> None:
+    from cladelog.core import InputError
+    from cladelog.core.store.base import PreparedEvent
+
+    deployment.append([counted(1)])
+    deployment.store.append([PreparedEvent("c", "counter.counted", 3, {"n": 1}, {})])
+    position = deployment.store.head().position
+    with pytest.raises(InputError, match=rf"event at position {position} \(counter.counted\): "
+                                         r"schema_version: .*newer"):
+        deployment.replay()

@@ -4,6 +4,7 @@ and portability of a log between the two stores."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -131,6 +132,92 @@ def test_a_retry_that_also_fails_is_a_clear_error(pg_harness: Any) -> None:
     again = store.append(prepared("a", 2), idempotency_key="k9")
     assert [e.position for e in again] == [1, 2]
     assert store.head().position == 2
+
+
+# -- a connection dropped during a read ------------------------------------------------------
+def _terminate_readers(pg_harness: Any, schema: str) -> list[int]:
+    """Terminate every backend holding a lock on ``schema``'s events table (an open read's
+    transaction does; the pool's idle connections do not) and wait until each is gone."""
+    with pg_harness.psycopg.connect(pg_harness.base_url, autocommit=True) as other:
+        pids = [r[0] for r in other.execute(
+            "SELECT DISTINCT pid FROM pg_locks WHERE relation = %s::regclass "
+            "AND pid <> pg_backend_pid()", (f"{schema}.events",))]
+        for pid in pids:
+            other.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
+    return pids
+
+
+@pytest.mark.parametrize("how", ["read", "read_verified"])
+def test_backend_killed_mid_read_is_a_one_line_store_error(pg_harness: Any, how: str) -> None:
+    from cladelog.core.events import GENESIS_HASH
+    from cladelog.core.store.base import Head
+
+    store = pg_harness.new()
+    store.append(prepared("a", 5000))  # more than one fetched page (2,000 rows)
+    events = store.read() if how == "read" else store.read_verified(Head(0, GENESIS_HASH))
+    assert next(events).position == 1
+    assert len(_terminate_readers(pg_harness, store.schema)) == 1
+    with pytest.raises(StoreError) as info:
+        for _ in events:
+            pass
+    message = str(info.value)
+    assert message == ("store: reading events from PostgreSQL failed (terminating connection "
+                       "due to administrator command)")
+    # the store itself is still usable: the next read opens a new connection
+    assert [e.position for e in store.read(4999)] == [4999, 5000]
+    assert store.verify().ok
+
+
+def test_backend_killed_while_waiting_for_appends(pg_harness: Any) -> None:
+    store = pg_harness.new()
+    store.append(prepared("a", 1))
+    assert store.wait_for_append(1, 0.01) is False  # opens the listening connection
+    pid = store._listener.info.backend_pid
+    with pg_harness.psycopg.connect(pg_harness.base_url, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
+    with pytest.raises(StoreError, match=r"^store: waiting for new events \(LISTEN\) failed "
+                                         r"\(.+\)$"):
+        # the channel is shared by every schema of the database: a notification another
+        # test's append queued before the kill may be delivered first
+        for _ in range(20):
+            assert store.wait_for_append(1, 2.0) is False
+    # the next call listens on a new connection
+    assert store.wait_for_append(1, 0.01) is False
+    assert store._listener.info.backend_pid != pid
+    store.append(prepared("a", 1, start=2))
+    assert store.wait_for_append(1, 2.0) is True
+
+
+@pytest.mark.parametrize("command", [["log", "--json"], ["replay"], ["replay", "--json"]])
+def test_cli_read_killed_mid_way_exits_2_with_one_line(
+    pg_harness: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    url = pg_harness.url()
+    cfg = _deployment(tmp_path, url)
+    with PostgresStore(url) as store:
+        schema = store.schema
+        store.append([PreparedEvent("notes", "notes.note_added", 2,
+                                    {"text": f"n{k}", "tags": []}, {}) for k in range(3000)])
+    real_rows = PostgresStore._rows
+    killed: list[int] = []
+
+    @contextlib.contextmanager
+    def rows_killed_after_one(self: PostgresStore, sql: str, args: list[Any]) -> Any:
+        with real_rows(self, sql, args) as rows:
+            def rows_then_kill() -> Any:
+                for k, row in enumerate(rows):
+                    if k == 1:  # mid-read: the first page is fetched, the next is not
+                        killed.extend(_terminate_readers(pg_harness, schema))
+                    yield row
+            yield rows_then_kill()
+
+    monkeypatch.setattr(PostgresStore, "_rows", rows_killed_after_one)
+    r = CliRunner().invoke(main, ["--config", str(cfg), *command])
+    assert len(killed) == 1, "no read was interrupted"
+    assert r.exit_code == 2, r.output
+    assert r.stderr == ("error: store: reading events from PostgreSQL failed (terminating "
+                        "connection due to administrator command)\n")
+    assert "Traceback" not in r.output and "internal error" not in r.output
 
 
 # -- many writers, readers during writes ----------------------------------------------------

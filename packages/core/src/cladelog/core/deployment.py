@@ -30,6 +30,41 @@ __all__ = ["Deployment"]
 CORE_VERSION = "0.1.0"
 
 
+def _check_stream(stream: Any, where: str) -> None:
+    if stream.__class__ is not str or not stream or len(stream) > 200:
+        raise InputError(f"{where}.stream: must be a non-empty string of at most 200 chars")
+    try:
+        stream.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{where}.stream: contains a lone surrogate") from None
+    if not stream.isprintable():  # control characters (a NUL cannot even be stored everywhere)
+        bad = next(c for c in stream if not c.isprintable())
+        raise InputError(f"{where}.stream: must not contain control characters "
+                         f"(U+{ord(bad):04X})")
+    if stream == builtin.PLUGINS_STREAM:
+        raise InputError(f"{where}.stream: {stream} is reserved for cladelog's own records")
+
+
+#: meta members the deployment sets and a caller may not change (who produced an event)
+_OWN_META = ("plugin", "plugin_version")
+
+
+def _caller_meta(meta: dict[str, Any], given: Any, where: str) -> dict[str, Any]:
+    """The deployment's meta with a caller's additions (``actor`` and ``correlation_id``
+    may be given, as strings; the producing plugin and its version may not)."""
+    if not isinstance(given, Mapping):
+        raise InputError(f"{where}.meta: must be an object")
+    for key in _OWN_META:
+        if key in given and given[key] != meta[key]:
+            raise InputError(f"{where}.meta.{key}: set by the deployment (the event type's "
+                             f"plugin is {meta['plugin']} {meta['plugin_version']}), not by "
+                             "the caller")
+    for key in ("actor", "correlation_id"):
+        if key in given and (given[key].__class__ is not str or not given[key]):
+            raise InputError(f"{where}.meta.{key}: must be a non-empty string")
+    return {**meta, **given}
+
+
 class Deployment:
     """Open a deployment from its config; close it (or use ``with``) when done.
 
@@ -152,24 +187,26 @@ class Deployment:
         def where(i: int) -> str:
             return f"events[{i}]" if len(events) > 1 else "event"
 
+        last_stream = None
         for i, e in enumerate(events):
             stream = e.stream
-            if stream.__class__ is not str or not stream or len(stream) > 200:
-                raise InputError(f"{where(i)}.stream: must be a non-empty string of at most "
-                                 "200 chars")
+            if stream is not last_stream:  # a batch mostly shares one stream: check it once
+                _check_stream(stream, where(i))
+                last_stream = stream
             etype = e.type
             try:
                 version, data, encoded = prepare(etype, e.data, e.schema_version)
             except InputError as exc:
                 raise type(exc)(f"{where(i)}.{exc}") from None
             plugin = owner[etype]
+            if plugin == "core":
+                raise InputError(f"{where(i)}.type: {etype} is written by cladelog itself "
+                                 "(plugin enablement follows the deployment file), not appended")
             meta = metas.get(plugin)
             if meta is None:
                 meta = metas[plugin] = self._meta(plugin, correlation_id)
             if e.meta:
-                if not isinstance(e.meta, Mapping):
-                    raise InputError(f"{where(i)}.meta: must be an object")
-                meta = {**meta, **e.meta}
+                meta = _caller_meta(meta, e.meta, where(i))
             out.append(new_event(PreparedEvent, (stream, etype, version, data, meta, encoded)))
         return out
 

@@ -15,6 +15,7 @@ __all__ = [
     "ConfigError",
     "ImportConflictError",
     "InputError",
+    "ProjectionError",
     "StoreError",
     "UnknownEventTypeError",
     "VerificationError",
@@ -69,3 +70,15 @@ class ChainError(VerificationError):
 
 class ImportConflictError(InputError):
     """An imported log disagrees with the history the store already holds."""
+
+
+class ProjectionError(CladelogError):
+    """A projection's ``apply`` (or an upcaster) failed on the event at ``position``: the log
+    holds an event the plugin's code cannot fold. Nothing is saved; the message names the
+    projection, the position and the exception."""
+
+    def __init__(self, position: int, projection: str | None, reason: str) -> None:
+        what = f"projection {projection}" if projection else "upcasting"
+        super().__init__(f"position {position}: {what} failed: {reason}")
+        self.position = position
+        self.projection = projection

@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from .canonical import canonical_bytes
-from .errors import ChainError, InputError
+from .errors import ChainError, CladelogError, InputError, ProjectionError
 from .events import GENESIS_HASH, RecordedEvent
 from .registry import EventTypeRegistry
 from .store.base import Checkpoint, EventStore, Head
@@ -98,6 +98,15 @@ class ReplayResult:
 _new_tuple = tuple.__new__
 
 
+def _upcast(registry: EventTypeRegistry, event: RecordedEvent) -> RecordedEvent:
+    """``event`` with its data upcast to the current schema version (InputError naming the
+    position, e.g. for a version newer than the plugin's)."""
+    try:
+        return event._replace(data=registry.upcast(event[3], event[4], event[5]))
+    except InputError as exc:
+        raise InputError(f"event at position {event[0]} ({event[3]}): {exc}") from None
+
+
 def _with_payload(event: RecordedEvent, load: Callable[[Any], Any]) -> RecordedEvent:
     """``event`` with its data as a payload instance (InputError naming the position)."""
     try:
@@ -118,6 +127,9 @@ def _start_for(
         or cp.version != proj.version
         or (to is not None and cp.position > to)
         or (cp.position > 0 and store.hash_at(cp.position) != cp.head_hash)
+        # checkpoints live outside the chain: one whose state no longer matches the digest
+        # it was saved with (edited by hand, say) is not trusted, but rebuilt
+        or state_digest(cp.state) != cp.digest
     ):
         return Head(0, GENESIS_HASH), proj.fresh_state(), True
     return Head(cp.position, cp.head_hash), cp.state, False
@@ -183,38 +195,48 @@ def replay(
     # so how many were read and the last hash come from the last event afterwards)
     version, plan, typed, decoded = 0, [], [], False
     load: Any = None  # the current type's payload loader, once a typed projection needs it
-    for event in events:
-        last = event
-        etype = event[3]  # indexing a named tuple is cheaper than its attribute
-        if etype != last_type:  # runs of one type are common: look up only on a change
-            last_type = etype
-            entry = plans.get(etype)
-            if entry is not None:
-                if entry[2] and entry[3] is None:
-                    entry[3] = registry.loader(etype)
-                version, plan, typed, load, decoded = entry
-        if progress is not None and event[0] % 5000 == 0:
-            progress(event[0] - first, total)
-        if entry is None:
-            skipped[etype] += 1
-            continue
-        fresh = decoded  # whether the read already turned data into a payload instance
-        if event[4] != version:
-            event = event._replace(data=registry.upcast(etype, event[4], event[5]))
-            fresh = False
-        pos = event[0]
-        for k, start, apply in plan:
-            if pos > start:
-                state_list[k] = apply(state_list[k], event)
-                counts[k] += 1
-        if typed:
-            with_payload = event if fresh else None
-            for k, start, apply in typed:
+    k = -1  # the projection being applied (-1: none), for the error message
+    try:
+        for event in events:
+            last = event
+            etype = event[3]  # indexing a named tuple is cheaper than its attribute
+            if etype != last_type:  # runs of one type are common: look up only on a change
+                last_type = etype
+                entry = plans.get(etype)
+                if entry is not None:
+                    if entry[2] and entry[3] is None:
+                        entry[3] = registry.loader(etype)
+                    version, plan, typed, load, decoded = entry
+            if progress is not None and event[0] % 5000 == 0:
+                progress(event[0] - first, total)
+            if entry is None:
+                skipped[etype] += 1
+                continue
+            fresh = decoded  # whether the read already turned data into a payload instance
+            k = -1
+            if event[4] != version:
+                event = _upcast(registry, event)
+                fresh = False
+            pos = event[0]
+            for k, start, apply in plan:
                 if pos > start:
-                    if with_payload is None:
-                        with_payload = _with_payload(event, load)
-                    state_list[k] = apply(state_list[k], with_payload)
+                    state_list[k] = apply(state_list[k], event)
                     counts[k] += 1
+            if typed:
+                with_payload = event if fresh else None
+                for k, start, apply in typed:
+                    if pos > start:
+                        if with_payload is None:
+                            with_payload = _with_payload(event, load)
+                        state_list[k] = apply(state_list[k], with_payload)
+                        counts[k] += 1
+    except CladelogError:
+        raise
+    except Exception as exc:  # a plugin's fold or upcaster; the chain read was fine
+        if last is None:
+            raise
+        raise ProjectionError(last.position, names[k] if k >= 0 else None,
+                              f"{type(exc).__name__}: {exc}") from exc
     read = last.position - first if last is not None else 0
     last_hash = last.hash if last is not None else begin.hash
     for k, name in enumerate(names):

@@ -18,7 +18,10 @@ Connection failures: if the connection drops during an append, the batch is
 either entirely committed or entirely absent. The store retries once on a new
 connection under the same idempotency key (one is generated when the caller
 gives none), so a batch whose commit was acknowledged by the server but not
-seen by the client is not appended twice.
+seen by the client is not appended twice. Every other call that talks to the server
+(reads, LISTEN, checkpoints) turns a driver error — a dropped connection, a
+terminated backend, a server shutting down — into a one-line :class:`StoreError`
+naming what failed and the server's message.
 
 URL: ``postgresql://user@host:port/dbname[?schema=NAME]`` — ``schema`` (default
 ``public``) selects the PostgreSQL schema holding the tables, so several
@@ -147,6 +150,15 @@ def _describe(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
+@contextlib.contextmanager
+def _server_call(psycopg: Any, what: str) -> Iterator[None]:
+    """Turn a driver error inside the block into ``StoreError("store: WHAT failed (...)")``."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise StoreError(f"store: {what} failed ({_describe(exc)})") from None
+
+
 class PostgresStore(EventStore):
     """An :class:`EventStore` in a PostgreSQL database (see the module docstring)."""
 
@@ -174,7 +186,8 @@ class PostgresStore(EventStore):
                                     max_size=pool_size, open=True, name="cladelog")
         try:
             if create:
-                self._create_schema()
+                with self._call(f"creating schema {self.schema!r}"):
+                    self._create_schema()
             self._check_schema()
         except BaseException:
             self._pool.close()
@@ -253,7 +266,7 @@ class PostgresStore(EventStore):
                              f"(this cladelog knows {SCHEMA_VERSION})")
 
     def schema_version(self) -> int:
-        with self._pool.connection() as conn:
+        with self._call("reading the schema version"), self._pool.connection() as conn:
             row = conn.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()
         return int(row[0]) if row else 0
 
@@ -378,17 +391,28 @@ class PostgresStore(EventStore):
                     conn.execute(f"NOTIFY {CHANNEL}, '{position}'")
         except psycopg.errors.IntegrityError as exc:
             raise ImportConflictError(f"import refused by the store: {_describe(exc)}") from None
+        except psycopg.Error as exc:
+            raise StoreError(f"store: import failed ({_describe(exc)}); an import is all or "
+                             "nothing, and repeating it is safe") from None
         return ImportResult(present, appended, self.head())
 
     # -- reading ------------------------------------------------------------------------
     _mark = "%s"  # the driver's parameter placeholder, for row_filter
 
+    def _call(self, what: str) -> contextlib.AbstractContextManager[None]:
+        """A block talking to the server: a driver error becomes a one-line StoreError."""
+        return _server_call(self._psycopg, what)
+
     @contextlib.contextmanager
     def _rows(self, sql: str, args: list[Any]) -> Iterator[Iterator[Any]]:
         """The rows of a read, on a private connection open meanwhile."""
         # a dedicated connection with a server-side cursor: rows stream in pages,
-        # and the snapshot only ever holds committed, gap-free positions
+        # and the snapshot only ever holds committed, gap-free positions. A driver
+        # error while connecting, querying or fetching a page (the caller consumes
+        # the rows inside this block, so it is thrown in here) becomes a StoreError;
+        # any other error passes through unchanged.
         with (
+            self._call("reading events from PostgreSQL"),
             self._psycopg.connect(self._conninfo, **self._kwargs) as conn,
             conn.transaction(),
             conn.cursor(name="cladelog_read", binary=True) as cur,
@@ -398,19 +422,21 @@ class PostgresStore(EventStore):
             yield itertools.chain.from_iterable(iter(lambda: cur.fetchmany(2000), []))
 
     def head(self) -> Head:
-        with self._pool.connection() as conn:
+        with self._call("reading the head"), self._pool.connection() as conn:
             row = conn.execute("SELECT position, hash FROM cladelog_head WHERE id = 1").fetchone()
         assert row is not None
         return Head(int(row[0]), row[1])
 
     def hash_at(self, position: int) -> str | None:
-        with self._pool.connection() as conn:
+        with self._call(f"reading the hash at position {position}"), \
+                self._pool.connection() as conn:
             row = conn.execute("SELECT hash FROM events WHERE position = %s",
                                (position,)).fetchone()
         return row[0] if row else None
 
     def stream_version(self, stream: str) -> int:
-        with self._pool.connection() as conn:
+        with self._call(f"reading the version of stream {stream!r}"), \
+                self._pool.connection() as conn:
             row = conn.execute("SELECT MAX(stream_version) FROM events WHERE stream = %s",
                                (stream,)).fetchone()
         return int(row[0] or 0) if row else 0
@@ -419,21 +445,33 @@ class PostgresStore(EventStore):
         """Block until the head passes ``after`` (LISTEN/NOTIFY) or ``timeout`` seconds pass.
 
         The listening connection stays open between calls, so a notification
-        sent while the caller was busy is still queued on the next call.
+        sent while the caller was busy is still queued on the next call. If it is
+        lost, the call raises :class:`StoreError` and the next call listens anew.
         """
-        if self._listener is None:
-            self._listener = self._psycopg.connect(self._conninfo, autocommit=True,
-                                                   **self._kwargs)
-            self._listener.execute(f"LISTEN {CHANNEL}")
-        if self.head().position > after:
-            return True
-        for _ in self._listener.notifies(timeout=timeout, stop_after=1):
-            break
+        try:
+            with self._call("waiting for new events (LISTEN)"):
+                if self._listener is None:
+                    self._listener = self._psycopg.connect(self._conninfo, autocommit=True,
+                                                           **self._kwargs)
+                    self._listener.execute(f"LISTEN {CHANNEL}")
+                if self.head().position > after:
+                    return True
+                for _ in self._listener.notifies(timeout=timeout, stop_after=1):
+                    break
+        except StoreError:
+            self._drop_listener()
+            raise
         return self.head().position > after
+
+    def _drop_listener(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            with contextlib.suppress(Exception):
+                listener.close()
 
     # -- checkpoints --------------------------------------------------------------------
     def load_checkpoint(self, name: str) -> Checkpoint | None:
-        with self._pool.connection() as conn:
+        with self._call(f"reading checkpoint {name!r}"), self._pool.connection() as conn:
             row = conn.execute(
                 "SELECT name, version, position, head_hash, state, digest FROM checkpoints "
                 "WHERE name = %s", (name,),
@@ -443,7 +481,8 @@ class PostgresStore(EventStore):
         return Checkpoint(row[0], row[1], int(row[2]), row[3], json.loads(bytes(row[4])), row[5])
 
     def save_checkpoint(self, checkpoint: Checkpoint) -> None:
-        with self._pool.connection() as conn:
+        with self._call(f"saving checkpoint {checkpoint.name!r}"), \
+                self._pool.connection() as conn:
             conn.execute(
                 "INSERT INTO checkpoints (name, version, position, head_hash, state, digest) "
                 "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO UPDATE SET "
@@ -455,16 +494,16 @@ class PostgresStore(EventStore):
             )
 
     def delete_checkpoint(self, name: str) -> None:
-        with self._pool.connection() as conn:
+        with self._call(f"deleting checkpoint {name!r}"), self._pool.connection() as conn:
             conn.execute("DELETE FROM checkpoints WHERE name = %s", (name,))
 
     def checkpoints(self) -> list[Checkpoint]:
-        with self._pool.connection() as conn:
+        with self._call("listing checkpoints"), self._pool.connection() as conn:
             names = [r[0] for r in conn.execute("SELECT name FROM checkpoints ORDER BY name")]
         return [c for c in map(self.load_checkpoint, names) if c is not None]
 
     def size_bytes(self) -> int | None:
-        with self._pool.connection() as conn:
+        with self._call("measuring the store's size"), self._pool.connection() as conn:
             row = conn.execute(
                 "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
                 "JOIN pg_namespace n ON n.oid = c.relnamespace "
@@ -473,7 +512,5 @@ class PostgresStore(EventStore):
         return int(row[0]) if row else None
 
     def close(self) -> None:
-        if self._listener is not None:
-            self._listener.close()
-            self._listener = None
+        self._drop_listener()
         self._pool.close()
