@@ -282,3 +282,66 @@ def test_a_reader_that_goes_away_stops_the_command_quietly(notes: Any, tmp_path:
         err = proc.stderr.read()
         assert proc.wait(timeout=60) == 141, err
         assert err == b""  # no traceback, no "Exception ignored" noise
+
+
+def test_verify_json_puts_the_document_on_stdout_and_the_reason_on_stderr(
+    notes: Any, tmp_path: Path, sqlite_harness: Any
+) -> None:
+    from cladelog.core.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "cladelog.sqlite3")
+    sqlite_harness.tamper(store, 1, "data_byte", None)
+    store.close()
+    r = notes("verify", "--json")
+    assert r.exit_code == 1
+    assert json.loads(r.stdout)["position"] == 1
+    assert r.stderr.strip() == "error: position 1: hash does not match the stored event"
+
+
+def test_a_blocked_gate_says_why_on_stderr(run: Any, tmp_path: Path) -> None:
+    """The complexity-term example is not needed: fork-score blocks a candidate it never
+    scored, which every deployment with it enabled can show."""
+    assert run("init", "--plugin", "fork-score").exit_code == 0
+    r = run("gate", "nobody")
+    assert r.exit_code == 1
+    assert "nobody: BLOCKED" in r.stdout
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("error: nobody: blocked (fork-score: ") and "never scored" in line
+
+
+def test_replay_to_a_past_position_leaves_the_checkpoints(notes: Any, tmp_path: Path) -> None:
+    lines = "".join(json.dumps({"stream": "s", "type": "notes.note_added",
+                                "data": {"text": f"n{i}", "tags": ["t"]}}) + "\n"
+                    for i in range(5))
+    notes("append", write(tmp_path / "n.jsonl", lines))
+    assert notes("replay").exit_code == 0
+    before = json.loads(notes("status", "--json").output)["projections"]
+    r = notes("replay", "--to", "3", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["head"]["position"] == 3
+    assert json.loads(notes("status", "--json").output)["projections"] == before
+
+
+def test_follow_stops_cleanly_on_a_signal_during_its_first_replay(
+    notes: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import signal
+
+    from cladelog.core.deployment import Deployment
+
+    notes("append", write(tmp_path / "n.json", json.dumps(
+        {"stream": "s", "type": "notes.note_added", "data": {"text": "a", "tags": []}})))
+    real = Deployment.replay
+    calls = []
+
+    def replay_then_sigterm(self: Any, **kw: Any) -> Any:
+        calls.append(kw)
+        os.kill(os.getpid(), signal.SIGTERM)  # arrives while the first replay runs
+        return real(self, **kw)
+
+    monkeypatch.setattr(Deployment, "replay", replay_then_sigterm)
+    r = notes("replay", "--follow", "--rebuild")
+    assert r.exit_code == 0, r.output
+    assert len(calls) == 1  # the catch-up finished; no further replay
+    assert r.stdout.strip().endswith("stopped at position 2; checkpoints saved")
+    assert json.loads(notes("status", "--json").output)["projections"][0]["behind"] == 0
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handlers restored

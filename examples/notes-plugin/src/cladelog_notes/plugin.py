@@ -6,14 +6,20 @@ from typing import Any
 
 import attrs
 import click
-from cladelog.core import PluginInfo, Projection, RecordedEvent, hookimpl
+from cladelog.core import ConfigError, PluginInfo, Projection, RecordedEvent, hookimpl
 
 from .events import NOTE_ADDED
 
 
 @attrs.frozen
 class NotesSettings:
-    """``[settings.notes]``: the tag used when a note has none."""
+    """``[settings.notes]`` in ``cladelog.toml``.
+
+    ``default_tag``: the tag that ``cladelog notes add`` (and :func:`~cladelog_notes.add_note`)
+    writes into a note given no ``--tag``. It is applied when the note is written and
+    stored in the event, never read on replay: changing it affects the notes written
+    afterwards and leaves the history, and every digest of it, as it was.
+    """
 
     default_tag: str = "untagged"
 
@@ -21,18 +27,24 @@ class NotesSettings:
 PLUGIN = PluginInfo(name="notes", version="0.1.0", settings=NotesSettings,
                     description="example plugin: notes with tags")
 
-_settings = NotesSettings()
+#: the key under which the projection counts a note stored without tags (version-1
+#: notes, upcast to no tags, and notes appended as raw events): a constant, not a
+#: setting, so that the fold depends on the event only
+UNTAGGED = "untagged"
 
 
 def _apply(state: dict[str, Any], event: RecordedEvent) -> dict[str, Any]:
+    # a pure fold: the state and the event, nothing else (no settings, no clock)
     state["count"] += 1
-    for tag in event.data["tags"] or [_settings.default_tag]:
+    for tag in event.data["tags"] or [UNTAGGED]:
         state["tags"][tag] = state["tags"].get(tag, 0) + 1
     return state
 
 
 INDEX = Projection(
-    name="notes.index", version=1, event_types=frozenset({NOTE_ADDED.name}),
+    # version 2: version 1 counted tagless notes under the *current* default_tag setting,
+    # so its state depended on the deployment's settings, not only on the log
+    name="notes.index", version=2, event_types=frozenset({NOTE_ADDED.name}),
     initial={"count": 0, "tags": {}}, apply=_apply,
     summary=lambda s: f"{s['count']} note(s), {len(s['tags'])} tag(s)",
 )
@@ -40,8 +52,10 @@ INDEX = Projection(
 
 @hookimpl
 def cladelog_configure(deployment: Any) -> None:
-    global _settings
-    _settings = deployment.settings("notes")
+    # check the settings once, early; keep no state here (a projection must never read
+    # settings: commands read them from the deployment when they write an event)
+    if not deployment.settings("notes").default_tag.strip():
+        raise ConfigError("settings.notes.default_tag: must not be empty")
 
 
 @hookimpl
@@ -61,19 +75,18 @@ def notes() -> None:
 
 @notes.command("add")
 @click.argument("text")
-@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--tag", "tags", multiple=True,
+              help="A tag (repeatable); none: the default_tag setting.")
 def add(text: str, tags: tuple[str, ...]) -> None:
     """Append a note."""
-    from cladelog.core import NewEvent
-    from cladelog.core.cli import fail, pass_deployment
+    from cladelog.core.cli import pass_deployment
 
-    if not text.strip():
-        fail("text: must not be empty")
+    from .commands import add_note
 
     @pass_deployment
     def run(dep: Any) -> None:
-        e = dep.append([NewEvent("notes", NOTE_ADDED.name, {"text": text, "tags": list(tags)})])
-        click.echo(f"note {e[-1].position} added")
+        e = add_note(dep, text, tags)
+        click.echo(f"note {e.position} added")
 
     run()
 

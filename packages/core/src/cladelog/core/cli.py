@@ -539,8 +539,8 @@ def verify(dep: Deployment, as_json: bool) -> None:
     if as_json:
         _echo_json({"ok": report.ok, "checked": report.checked, "position": report.position,
                     "reason": report.reason, "head": report.head.position})
-        if not report.ok:
-            sys.exit(EXIT_FAILED)
+        if not report.ok:  # the document on stdout, the one-line reason on stderr
+            fail(f"position {report.position}: {report.reason}", EXIT_FAILED)
         return
     if not report.ok:
         fail(f"position {report.position}: {report.reason}", EXIT_FAILED)
@@ -562,6 +562,10 @@ def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow
     Prints each projection's state digest (hex SHA-256 of its canonical JSON)
     and a summary. Checkpoints make the next replay incremental.
     """
+    if follow and to is not None:
+        fail("--follow and --to exclude each other")
+    stopping: list[int] = []
+    previous = _stop_on_signals(stopping) if follow else {}
     progress = None
     bar = None
     if sys.stderr.isatty() and not as_json:
@@ -575,18 +579,23 @@ def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow
             bar.update(task, completed=done, total=total)
 
     try:
-        result = dep.replay(rebuild=rebuild, to=to, progress=progress)
+        try:
+            # a replay up to a past position shows history; it leaves the checkpoints
+            # where they are (moving them back would only make the next replay redo work)
+            result = dep.replay(rebuild=rebuild, to=to, progress=progress, save=to is None)
+        finally:
+            if bar is not None:
+                bar.stop()
+        _log().info("replay.done", head=result.head.position, read=result.events_read,
+                    projections=len(result.projections),
+                    skipped_unknown=sum(result.skipped_unknown.values()))
+        _print_replay(result, as_json)
+        if follow:
+            # a signal during the first replay above lets it finish and save its
+            # checkpoints, then stops here
+            _follow(dep, result.head.position, as_json, stopping)
     finally:
-        if bar is not None:
-            bar.stop()
-    _log().info("replay.done", head=result.head.position, read=result.events_read,
-                projections=len(result.projections),
-                skipped_unknown=sum(result.skipped_unknown.values()))
-    _print_replay(result, as_json)
-    if follow:
-        if to is not None:
-            fail("--follow and --to exclude each other")
-        _follow(dep, result.head.position, as_json)
+        _restore_signals(previous)
 
 
 def _print_replay(result: Any, as_json: bool) -> None:
@@ -602,25 +611,30 @@ def _print_replay(result: Any, as_json: bool) -> None:
     sys.stdout.flush()
 
 
-def _follow(dep: Deployment, position: int, as_json: bool) -> None:
-    """Replay again whenever the head moves, until SIGINT or SIGTERM; checkpoints stay saved."""
+def _stop_on_signals(stopping: list[int]) -> dict[int, Any]:
+    """Note SIGINT and SIGTERM in ``stopping`` instead of dying; return the old handlers."""
     import signal
-
-    stopping: list[int] = []
 
     def stop(signum: int, frame: Any) -> None:
         stopping.append(signum)
 
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        while not stopping:
-            if dep.store.wait_for_append(position, timeout=0.5) and not stopping:
-                result = dep.replay()
-                position = result.head.position
-                _print_replay(result, as_json)
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    return {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore_signals(previous: dict[int, Any]) -> None:
+    import signal
+
+    for s, handler in previous.items():
+        signal.signal(s, handler)
+
+
+def _follow(dep: Deployment, position: int, as_json: bool, stopping: list[int]) -> None:
+    """Replay again whenever the head moves, until SIGINT or SIGTERM; checkpoints stay saved."""
+    while not stopping:
+        if dep.store.wait_for_append(position, timeout=0.5) and not stopping:
+            result = dep.replay()
+            position = result.head.position
+            _print_replay(result, as_json)
     if not as_json:
         click.echo(f"stopped at position {position}; checkpoints saved")
 
@@ -705,7 +719,9 @@ def gate(dep: Deployment, candidate: str, as_json: bool) -> None:
             click.echo("  no plugin voted")
         click.echo(f"{candidate}: {'allowed' if result.allowed else 'BLOCKED'}")
     if not result.allowed:
-        sys.exit(EXIT_FAILED)
+        blockers = [v for v in result.votes if v.decision == "block"]
+        reason = "; ".join(f"{v.plugin}: {v.reason}" for v in blockers) or "blocked"
+        fail(f"{candidate}: blocked ({' '.join(reason.split())})", EXIT_FAILED)
 
 
 if __name__ == "__main__":  # pragma: no cover
