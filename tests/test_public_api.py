@@ -16,7 +16,7 @@ HERE = Path(__file__).parent / "api"
 PACKAGES = {
     "fork-score": ["cladelog.fork_score", "cladelog.fork_score.hookspecs"],
     "receipts": ["cladelog.receipts"],
-    "lawv": ["cladelog.lawv"],
+    "lawv": ["cladelog.lawv", "cladelog.lawv.commands"],
     "graph-engine": ["cladelog.graph_engine", "cladelog.graph_engine.hookspecs",
                      "cladelog.graph_engine.authoring"],
     "demo": ["cladelog.demo"],

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+
+# the test helpers (demo_chart_marks) importable under --import-mode=importlib
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 #: The small configuration the tests use: 16 candidates over 4 checkpoints.
 SMALL = ("--candidates", "16")

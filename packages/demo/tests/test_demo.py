@@ -48,6 +48,30 @@ def test_law_v_goes_continue_warning_halt_and_resumes(demo_states: dict[str, Any
     assert lawv["halt"]["blocked"] is False
 
 
+def _identity(anchor: dict[str, Any]) -> tuple[Any, ...]:
+    return anchor["name"], anchor["hash"], anchor["rating"], anchor["rating_uncertainty"]
+
+
+def test_law_v_contracts_and_measurements_follow_the_seed(demo_states: dict[str, Any]) -> None:
+    # /work/shared/seeds/lawv-halt-rule.txt: "a fixed anchor set of 6 external engines",
+    # T = 36.9, "a transfer band of 51 Elo", HALT below 0.40, WARNING below 0.75, and
+    # version 8 "does not change the weights, the uncertainty or the band"
+    lawv = demo_states["lawv.state"]
+    v7, v8 = (lawv["contracts"][v]["document"] for v in ("7", "8"))
+    assert len(v7["anchors"]) == 6 and len({a["name"] for a in v7["anchors"]}) == 6
+    assert (v7["T"], v7["transfer_band"], v7["halt_below"], v7["warn_below"]) == (
+        36.9, 51, 0.40, 0.75)
+    same = {k: v for k, v in v7.items() if k not in ("version", "date")}
+    assert {k: v for k, v in v8.items() if k not in ("version", "date")} == same
+    assert (v7["version"], v8["version"]) == (7, 8)
+    # every check used that band, and every measurement the same six anchors
+    assert [c["result"]["transfer_band"] for c in lawv["checks"]] == [51] * len(lawv["checks"])
+    fixed = [_identity(a) for a in v7["anchors"]]
+    assert len(lawv["measurements"]) == len(lawv["checks"]) + 1  # m-0 and one per check
+    for measurement in lawv["measurements"].values():
+        assert [_identity(a) for a in measurement["document"]["anchors"]] == fixed
+
+
 def test_register_holds_every_kind_and_all_receipts_verify(demo_states: dict[str, Any],
                                                            demo_dir: Path, cli: Cli) -> None:
     register = demo_states["receipts.register"]
@@ -148,16 +172,37 @@ def test_graph_session_answers_the_prompt(demo_states: dict[str, Any], demo_dir:
     assert replay.exit_code == 0, replay.output
 
 
+def _one_error_line(result: Result, starts: str) -> str:
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output  # no progress bar, no traceback: one line
+    assert lines[0].startswith(f"error: {starts}"), lines[0]
+    return lines[0]
+
+
 def test_demo_refuses_a_store_that_is_not_empty(demo_dir: Path, tmp_path: Path,
                                                 demo_runner: Callable[..., Result]) -> None:
     store = demo_dir / "cladelog.sqlite3"
     before = store.stat().st_size
-    result = demo_runner(tmp_path / "other", 1, "--store", str(store))
+    result = demo_runner(tmp_path / "new" / "other", 1, "--store", str(store))
     assert result.exit_code == 2
-    assert "already holds" in result.output and "empty store" in result.output
+    line = _one_error_line(result, "--store: ")
+    assert "already holds" in line and "empty store" in line
     assert store.stat().st_size == before
-    # nothing written: the folder is left empty, so the same command can simply be re-run
-    assert not (tmp_path / "other").exists() or not any((tmp_path / "other").iterdir())
+    # nothing written, not even the folders --dir named: the same command can be re-run
+    assert not (tmp_path / "new").exists()
+
+
+def test_demo_refused_store_under_force_leaves_the_folder_as_it_was(
+        demo_dir: Path, tmp_path: Path, demo_runner: Callable[..., Result]) -> None:
+    target = tmp_path / "busy"
+    first = demo_runner(target, 1)
+    assert first.exit_code == 0, first.output
+    before = {p.relative_to(target): p.read_bytes() for p in target.rglob("*") if p.is_file()}
+    result = demo_runner(target, 1, "--force", "--store", str(demo_dir / "cladelog.sqlite3"))
+    assert result.exit_code == 2
+    _one_error_line(result, "--store: ")
+    after = {p.relative_to(target): p.read_bytes() for p in target.rglob("*") if p.is_file()}
+    assert after == before  # --force removes the demo's files only once the store is accepted
 
 
 def test_demo_with_a_store_it_cannot_open_exits_2_and_writes_nothing(
@@ -165,8 +210,59 @@ def test_demo_with_a_store_it_cannot_open_exits_2_and_writes_nothing(
     target = tmp_path / "d"
     result = demo_runner(target, 1, "--store", "mysql://db.example/lumen")
     assert result.exit_code == 2
-    assert "error: store: unsupported URL 'mysql://db.example/lumen'" in result.output
-    assert "Traceback" not in result.output
-    assert not target.exists() or not any(target.iterdir())
+    line = _one_error_line(result, "--store: ")
+    assert "unsupported URL 'mysql://db.example/lumen'" in line
+    assert not target.exists()
     again = demo_runner(target, 1)  # no --force needed: the refused run left nothing behind
     assert again.exit_code == 0, again.output
+
+
+@pytest.mark.parametrize("case", ["store is a folder", "store under a file",
+                                  "dir under a file"])
+def test_demo_bad_paths_exit_2_with_one_line_and_leave_nothing(
+        tmp_path: Path, demo_runner: Callable[..., Result], case: str) -> None:
+    (tmp_path / "afile").write_text("not a folder")
+    (tmp_path / "afolder").mkdir()
+    target = tmp_path / "new" / "d"
+    option, store, message = {
+        "store is a folder": ("--store", tmp_path / "afolder",
+                              f"{tmp_path / 'afolder'} is a folder"),
+        "store under a file": ("--store", tmp_path / "afile" / "log.sqlite3",
+                               f"{tmp_path / 'afile'} is not a folder"),
+        "dir under a file": ("--dir", None, f"{tmp_path / 'afile'} is not a folder"),
+    }[case]
+    if option == "--dir":
+        target = tmp_path / "afile" / "d"
+    extra = ("--store", str(store)) if store is not None else ()
+    result = demo_runner(target, 1, *extra)
+    assert result.exit_code == 2, result.output
+    line = _one_error_line(result, f"{option}: ")
+    assert message in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "afolder"]
+    assert list((tmp_path / "afolder").iterdir()) == []
+    assert (tmp_path / "afile").read_text() == "not a folder"
+
+
+def test_demo_relative_store_is_relative_to_the_current_folder(
+        tmp_path: Path, demo_runner: Callable[..., Result],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = demo_runner(Path("x5"), 1, "--store", "d1/log.sqlite3")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "d1" / "log.sqlite3").is_file()
+    assert not (tmp_path / "x5" / "d1").exists()
+    # the deployment file names the store absolutely, so it works from any folder
+    toml = (tmp_path / "x5" / "cladelog.toml").read_text()
+    assert f'store = "{tmp_path / "d1" / "log.sqlite3"}"' in toml
+    monkeypatch.chdir(tmp_path / "x5")
+    from cladelog.core import Deployment
+
+    with Deployment.open(tmp_path / "x5" / "cladelog.toml") as dep:
+        assert dep.store.head().position == int(
+            result.output.split("log         ")[1].split()[0])
+
+
+def test_demo_help_says_how_a_relative_store_is_read(cli: Cli) -> None:
+    result = cli("demo", "--help")
+    assert result.exit_code == 0
+    assert "relative to the current folder" in " ".join(result.output.split())

@@ -1,6 +1,10 @@
 """The HTML report in headless Chromium: it loads offline, without errors, with every chart.
 
 Uses Debian's /usr/bin/chromium through Playwright (never ``playwright install``).
+"Every chart drawn" means every datum's mark is rendered with a size inside its chart
+(one point per Law V check, a bar per ForkScore term of each branch, a marker per
+register entry, ...; ``demo_chart_marks``), counted against the demo's recorded data:
+chart text is drawn as paths, so an empty chart ("nothing recorded") has paths too.
 Set ``CLADELOG_UPDATE_SCREENSHOT=1`` to also run the default demo (seed 0, 30
 candidates) and save the top of its report as ``docs/report.png`` (the README's picture).
 """
@@ -12,14 +16,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from demo_chart_marks import CHARTS, expected_marks
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-#: The charts the report must show (issue 9): R per check, claimed vs external gains,
-#: the ForkScore breakdown, the register timeline, what the gate blocks.
-CHARTS = ["r-per-check", "gains", "breakdown", "register", "gate"]
 REPO = Path(__file__).resolve().parents[3]
+#: Every data mark of a chart as rendered: ``kind-key -> [left, top, width, height]``
+#: relative to the chart's ``<svg>``, plus the svg's own size under ``""``.
+MARKS_JS = """svg => {
+  const frame = svg.getBoundingClientRect();
+  const out = {"": [0, 0, frame.width, frame.height]};
+  for (const g of svg.querySelectorAll('g[id*="-datum-"]')) {
+    const r = g.getBoundingClientRect();
+    const key = g.id.slice(g.id.indexOf("-datum-") + "-datum-".length);
+    out[key] = [r.left - frame.left, r.top - frame.top, r.width, r.height];
+  }
+  return out;
+}"""
 
 
 def _browser(playwright: Any) -> Any:
@@ -58,24 +72,30 @@ def playwright() -> Any:
 
 
 def test_report_loads_without_errors_and_every_chart_is_drawn(
-        demo_dir: Path, playwright: Any, tmp_path: Path) -> None:
+        demo_dir: Path, demo_states: dict[str, Any], playwright: Any, tmp_path: Path) -> None:
+    expected = expected_marks(demo_states)
     browser = _browser(playwright)
     problems: list[str] = []
     try:
         page = _open(browser, demo_dir / "report.html", problems)
         found = page.eval_on_selector_all(
             "figure.chart", "els => els.map(e => e.getAttribute('data-chart'))")
-        assert found == CHARTS
+        assert found == list(CHARTS)
         for chart in CHARTS:
             figure = page.locator(f'figure.chart[data-chart="{chart}"]')
             svg = figure.locator("svg")
             assert svg.count() == 1, chart
             box = svg.bounding_box()
             assert box is not None and box["width"] > 200 and box["height"] > 100, chart
-            drawn = svg.evaluate(
-                "s => Array.from(s.querySelectorAll('path'))"
-                ".filter(p => (p.getAttribute('d') || '').length > 10).length")
-            assert drawn > 10, (chart, drawn)
+            marks = svg.evaluate(MARKS_JS)
+            _, _, width, height = marks.pop("")
+            # one rendered mark per datum the demo recorded: points per check, bars per
+            # branch and term, markers per register entry, a bar per gate group
+            assert expected[chart] and set(marks) == expected[chart], chart
+            for key, (left, top, w, h) in marks.items():
+                assert w > 0 or h > 0, (chart, key, w, h)  # a bar, a marker, a line
+                assert left >= -2 and left + w <= width + 2, (chart, key, left, w, width)
+                assert top >= -2 and top + h <= height + 2, (chart, key, top, h, height)
         shot = tmp_path / "report.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -57,3 +57,56 @@ def test_report_without_a_deployment_file_exits_2(cli: Cli, tmp_path: Path) -> N
     result = cli("report", "--config", str(tmp_path / "missing.toml"))
     assert result.exit_code == 2
     assert "no deployment file" in result.output
+
+
+def _one_error_line(result: Result) -> str:
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith("error: "), lines[0]
+    assert "internal error" not in lines[0] and "Traceback" not in result.output
+    return lines[0]
+
+
+def test_report_html_into_an_existing_folder_exits_2_naming_html(
+        demo_dir: Path, cli: Cli, tmp_path: Path) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    result = cli("report", "--config", str(demo_dir / "cladelog.toml"), "--html", str(folder))
+    assert result.exit_code == 2
+    line = _one_error_line(result)
+    assert line.startswith(f"error: --html: {folder} is a folder"), line
+    assert list(folder.iterdir()) == []
+
+
+def test_report_html_under_a_file_exits_2_naming_html(demo_dir: Path, cli: Cli,
+                                                      tmp_path: Path) -> None:
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    page = blocker / "r.html"
+    result = cli("report", "--config", str(demo_dir / "cladelog.toml"), "--html", str(page))
+    assert result.exit_code == 2
+    line = _one_error_line(result)
+    assert line.startswith(f"error: --html: cannot write {page}: {blocker} is not a folder")
+    assert blocker.read_text() == "x"
+
+
+def test_report_default_page_that_is_a_folder_exits_2(demo_dir: Path, cli: Cli,
+                                                      tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(demo_dir, copy)
+    (copy / "report.html").unlink()
+    (copy / "report.html").mkdir()
+    result = cli("report", "--config", str(copy / "cladelog.toml"))
+    assert result.exit_code == 2
+    line = _one_error_line(result)
+    assert line.startswith(f"error: --html: {copy / 'report.html'} is a folder")
+    assert "pass --html FILE" in line
+
+
+def test_report_config_that_is_a_folder_exits_2_naming_config(cli: Cli,
+                                                              tmp_path: Path) -> None:
+    result = cli("report", "--config", str(tmp_path))
+    assert result.exit_code == 2
+    assert _one_error_line(result).startswith(f"error: --config: {tmp_path} is a folder")

@@ -139,3 +139,49 @@ def test_report_gate_is_the_gate_command_while_the_halt_holds(
                                                               "gate now"]]
     assert halt[1][0] == "check-3" and halt[1][3] == "BLOCKED"
     assert halt[1][4] == "no review yet"
+
+
+def _cli_lawv_vote(cli: Cli, config: Path, candidate: str) -> tuple[str, str]:
+    _, doc = _cli_gate(cli, config, candidate)
+    (vote,) = [v for v in doc["votes"] if v["plugin"] == "lawv"]
+    return vote["decision"], vote["reason"]
+
+
+def test_report_law_v_vote_is_the_gate_commands(
+        demo_dir: Path, demo_states: dict[str, Any], cli: Cli, tmp_path: Path,
+        cut: Callable[[Path, Path, int], Path]) -> None:
+    from cladelog.core import Deployment
+    from cladelog.demo.report_data import collect
+
+    review_at = demo_states["lawv.state"]["reviews"][0]["position"]
+    for config in (demo_dir / "cladelog.toml", cut(demo_dir, tmp_path, review_at - 1)):
+        with Deployment.open(config) as dep:
+            data = collect(dep)
+        assert data.lawv_vote == _cli_lawv_vote(cli, config, data.gate[0].candidate)
+    # the cut log holds the HALT: lawv blocks (the last vote read was the cut's)
+    assert data.lawv_vote is not None and data.lawv_vote[0] == "block"
+
+
+def test_report_law_v_vote_without_any_candidate(cli: Cli, tmp_path: Path) -> None:
+    """Only Law V recorded something (a GAP check): no candidate to read the vote from."""
+    from cladelog.core import Deployment
+    from cladelog.demo.report_data import collect
+
+    config = tmp_path / "cladelog.toml"
+    assert cli("--config", str(config), "init", "-p", "receipts", "-p", "lawv").exit_code == 0
+    contract = tmp_path / "contract.json"
+    contract.write_text(json.dumps({
+        "version": 7, "date": "2026-10-16", "T": 36.9, "transfer_band": 51.0,
+        "halt_below": 0.40, "warn_below": 0.75, "mc_samples": 1000,
+        "anchors": [{"name": f"anchor-{i}", "hash": f"sha256:{i:064x}", "rating": 3000.0 + i,
+                     "rating_uncertainty": 5.0} for i in range(6)]}))
+    added = cli("--config", str(config), "lawv", "contract", "add", str(contract))
+    assert added.exit_code == 0, added.output
+    check = cli("--config", str(config), "lawv", "check")  # no measurement: a GAP
+    assert check.exit_code == 0, check.output
+    with Deployment.open(config) as dep:
+        data = collect(dep)
+    assert data.gate == () and [c.verdict for c in data.checks] == ["GAP"]
+    # lawv README: a GAP votes `gap_vote`, `warn` by default, whatever the candidate
+    assert data.lawv_vote == _cli_lawv_vote(cli, config, "any-name")
+    assert data.lawv_vote is not None and data.lawv_vote[0] == "warn"

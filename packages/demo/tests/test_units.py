@@ -161,6 +161,21 @@ def test_prepare_directory_refuses_and_forces(tmp_path: Path) -> None:
         prepare_directory(file, force=True)
 
 
+def test_a_relative_store_is_made_absolute_against_the_current_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cladelog.demo.runner import resolve_store
+
+    monkeypatch.chdir(tmp_path)
+    here = str(tmp_path.resolve())
+    assert resolve_store("d1/log.sqlite3") == f"{here}/d1/log.sqlite3"
+    assert resolve_store("sqlite:///d1/log.sqlite3") == f"sqlite:///{here}/d1/log.sqlite3"
+    assert resolve_store("/srv/log.sqlite3") == "/srv/log.sqlite3"
+    assert resolve_store("sqlite:////srv/log.sqlite3") == "sqlite:////srv/log.sqlite3"
+    url = "postgresql://lumen@db.example/lumen"
+    assert resolve_store(url) == url
+    assert resolve_store(None) is None
+
+
 def test_public_names_resolve() -> None:
     import cladelog.demo as demo
 

@@ -6,6 +6,24 @@ drawn as paths (no fonts needed), there are no external references, and ids
 are salted per chart so several charts can share one page. The output is
 deterministic (no date in the metadata, fixed id salt). No pyplot: figures
 are plain :class:`matplotlib.figure.Figure` objects, so nothing global changes.
+
+Data marks
+----------
+Every mark drawn for one datum is its own SVG group whose id is
+``<chart>-datum-<kind>-<key>`` (matplotlib's ``gid``, see :func:`datum_id`), so
+a reader (or a test) can tell the data from the axes, labels and legends:
+
+* ``r-per-check``: ``r-<check id>`` a point per check with an R (``gap-<check id>``
+  the verdict text of one without), ``mc-<check id>`` its Monte Carlo bar;
+* ``gains``: ``claim-<seq>`` a point per passed gain test on the claimed curve,
+  ``ext-<measurement or check id>`` a point per anchor measurement of a check;
+* ``breakdown``: ``bar-<branch>--<term>`` a bar per non-zero term of a branch,
+  ``total-<branch>`` the tick of its total score;
+* ``register``: ``entry-<seq>`` a marker per register entry;
+* ``gate``: ``gate-<group>`` a bar per group (``allowed``,
+  ``blocked-by-<plugin>[+<plugin>...]``), as long as its number of candidates.
+
+A chart with nothing to show ("nothing recorded") has no data mark.
 """
 
 from __future__ import annotations
@@ -20,12 +38,14 @@ from .report_data import REGISTER_LANES, ReportData
 
 __all__ = [
     "CHARTS",
+    "DATUM",
     "VERDICT_COLORS",
     "chart_breakdown",
     "chart_gains",
     "chart_gate",
     "chart_r",
     "chart_register",
+    "datum_id",
     "render_charts",
 ]
 
@@ -37,6 +57,15 @@ _LANE_STYLE: Final = {
     "special path": ("s", "#1565c0"), "epoch change": ("D", "#6a1b9a"),
     "reversion": ("v", "#ef6c00"),
 }
+#: What every data mark's group id holds after the chart's prefix: ``<chart>-datum-...``.
+DATUM: Final = "datum"
+
+
+def datum_id(kind: str, key: object) -> str:
+    """The ``gid`` of one data mark (letters, digits and ``_.+-`` kept, others ``_``)."""
+    return f"{DATUM}-{kind}-" + re.sub(r"[^A-Za-z0-9_.+-]", "_", str(key))
+
+
 _TERM_COLORS: Final = ["#1565c0", "#42a5f5", "#26a69a", "#66bb6a", "#9ccc65", "#ab47bc",
                        "#c62828", "#ef6c00", "#8d6e63", "#78909c", "#f06292", "#ffca28"]
 
@@ -123,9 +152,10 @@ def chart_r(data: ReportData) -> str:
         color = VERDICT_COLORS.get(c.verdict, "#333333")
         if c.mc_low is not None and c.mc_high is not None:
             ax.vlines(x, max(c.mc_low, bottom), min(c.mc_high, top), color=color, lw=6,
-                      alpha=0.35)
+                      alpha=0.35, gid=datum_id("mc", c.check_id))
         if c.r is not None:
-            ax.plot([x], [max(min(c.r, top), bottom)], marker="o", ms=8, color=color)
+            ax.plot([x], [max(min(c.r, top), bottom)], marker="o", ms=8, color=color,
+                    gid=datum_id("r", c.check_id))
             note = f"{c.r:.2f} {c.verdict}" + (f"\nreview: {c.review.split(' by ')[0]}"
                                                if c.review else "")
             ax.annotate(note, (x, max(min(c.r, top), bottom)), textcoords="offset points",
@@ -133,11 +163,12 @@ def chart_r(data: ReportData) -> str:
                         bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none",
                               "alpha": 0.75})
         else:
-            ax.text(x, (bottom + top) / 2, c.verdict, ha="center", fontsize=8, color=color)
+            ax.text(x, (bottom + top) / 2, c.verdict, ha="center", fontsize=8, color=color,
+                    gid=datum_id("gap", c.check_id))
     rs = [(x, c.r) for x, c in zip(xs, checks, strict=True) if c.r is not None]
     if len(rs) > 1:
         ax.plot([x for x, _ in rs], [max(min(r, top), bottom) for _, r in rs], color="#555555",
-                lw=1, alpha=0.6)
+                lw=1, alpha=0.6, zorder=1)
     ax.set_xticks(xs, [f"{c.check_id}\nv{c.contract_version}" for c in checks], fontsize=8)
     ax.set_xlim(0.5, len(checks) + 0.9)  # room for the last check's label inside the axes
     ax.set_ylim(bottom, top)
@@ -150,19 +181,25 @@ def chart_gains(data: ReportData) -> str:
     """Cumulative gains the oracle claimed versus the gain measured against the anchors."""
     fig = _figure(8.0, 3.8)
     ax = fig.add_subplot()
-    claimed = [(t, p.value) for p in data.claimed if (t := _time(p.recorded_at)) is not None]
+    claimed = [(t, p) for p in data.claimed if (t := _time(p.recorded_at)) is not None]
     external = [(t, p) for p in data.external if (t := _time(p.recorded_at)) is not None]
     if not claimed and not external:
         _empty(ax, "no claimed or measured gains recorded")
         return _svg(fig, "gains")
     if claimed:
-        ax.step([t for t, _ in claimed], [v for _, v in claimed], where="post",
+        ax.step([t for t, _ in claimed], [p.value for _, p in claimed], where="post",
                 color="#1565c0", lw=1.8, label="claimed by the oracle (Σ long-stage Elo)")
+        for t, p in claimed:
+            if p.key:  # one point per passed gain test (not the start / last-check ends)
+                ax.plot([t], [p.value], marker="o", ms=3.5, color="#1565c0", lw=0,
+                        gid=datum_id("claim", p.key))
     if external:
         ts = [t for t, _ in external]
         vs = [p.value for _, p in external]
-        ax.plot(ts, vs, color="#2e7d32", marker="o", lw=1.8,
-                label="measured against the anchors (A − A₀)")
+        ax.plot(ts, vs, color="#2e7d32", lw=1.8, label="measured against the anchors (A − A₀)")
+        for t, p in external:
+            ax.plot([t], [p.value], marker="o", ms=6, color="#2e7d32", lw=0,
+                    gid=datum_id("ext", p.key or p.label))
         bands = [p.band or 0.0 for _, p in external]
         ax.fill_between(ts, [v - b for v, b in zip(vs, bands, strict=True)],
                         [v + b for v, b in zip(vs, bands, strict=True)], color="#2e7d32",
@@ -194,13 +231,15 @@ def chart_breakdown(data: ReportData) -> str:
         for key, value in b.breakdown:
             if value == 0.0:
                 continue
+            gid = datum_id("bar", f"{b.branch_id}--{key}")
             if value > 0:
-                ax.barh(y, value, left=pos, color=colors[key], height=0.6)
+                ax.barh(y, value, left=pos, color=colors[key], height=0.6, gid=gid)
                 pos += value
             else:
-                ax.barh(y, value, left=neg, color=colors[key], height=0.6)
+                ax.barh(y, value, left=neg, color=colors[key], height=0.6, gid=gid)
                 neg += value
-        ax.plot([b.score], [y], marker="|", ms=16, mew=2.5, color="black")
+        ax.plot([b.score], [y], marker="|", ms=16, mew=2.5, color="black",
+                gid=datum_id("total", b.branch_id))
         ax.annotate(f"{b.score:+.3f} {b.verdict}" + (f" ({', '.join(b.flags)})" if b.flags
                                                       else ""),
                     (max(pos, b.score), y), textcoords="offset points", xytext=(6, -3),
@@ -229,13 +268,10 @@ def chart_register(data: ReportData) -> str:
         return _svg(fig, "register")
     lanes = {lane: len(REGISTER_LANES) - 1 - n for n, lane in enumerate(REGISTER_LANES)}
     by_seq = {i.seq: (t, i) for t, i in items}
-    for lane in REGISTER_LANES:
-        points = [(t, i) for t, i in items if i.lane == lane]
-        if not points:
-            continue
-        marker, color = _LANE_STYLE[lane]
-        ax.scatter([t for t, _ in points], [lanes[lane]] * len(points), marker=marker,
-                   color=color, s=36, zorder=3)
+    for t, i in items:  # one marker per entry, in its kind's lane
+        marker, color = _LANE_STYLE[i.lane]
+        ax.scatter([t], [lanes[i.lane]], marker=marker, color=color, s=36, zorder=3,
+                   gid=datum_id("entry", i.seq))
     for t, i in items:
         if i.reverts is not None and i.reverts in by_seq:
             t0, target = by_seq[i.reverts]
@@ -274,8 +310,9 @@ def chart_gate(data: ReportData) -> str:
         groups[key] = groups.get(key, 0) + 1
     names = list(groups)
     ys = list(range(len(names)))[::-1]
-    colors = ["#2e7d32" if n == "allowed" else "#c62828" for n in names]
-    ax.barh(ys, [groups[n] for n in names], color=colors, height=0.6)
+    for y, n in zip(ys, names, strict=True):
+        ax.barh(y, groups[n], color="#2e7d32" if n == "allowed" else "#c62828", height=0.6,
+                gid=datum_id("gate", n.replace(" + ", "+").replace(" ", "-")))
     for y, n in zip(ys, names, strict=True):
         ax.annotate(str(groups[n]), (groups[n], y), textcoords="offset points", xytext=(4, -3),
                     fontsize=8)

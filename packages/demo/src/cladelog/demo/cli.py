@@ -7,6 +7,7 @@ demo fails, 2 on bad input (one line ``error: ...`` on stderr).
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -16,6 +17,10 @@ import click
 from cladelog.core.cli import EXIT_BAD_INPUT, EXIT_FAILED, fail
 
 __all__ = ["demo", "report"]
+
+#: How cladelog finds the deployment file (the top README's operator guide).
+CONFIG_ENV = "CLADELOG_CONFIG"
+DEFAULT_CONFIG = "cladelog.toml"
 
 
 def _stderr_console() -> Any:
@@ -29,7 +34,8 @@ def _stderr_console() -> Any:
               metavar="DIR", help="Folder of the new deployment (must be empty or absent).")
 @click.option("--store", metavar="PATH|URL", default=None,
               help="Store of the new deployment (default: DIR/cladelog.sqlite3); "
-                   "it must be empty.")
+                   "it must be empty. A relative PATH is relative to the current "
+                   "folder, not to DIR.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the whole history: same seed, same log, same digests.")
 @click.option("--force", is_flag=True,
@@ -61,20 +67,33 @@ def demo(directory: str, store: str | None, seed: int, force: bool, candidates: 
         fail(str(exc), EXIT_BAD_INPUT)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    console = _stderr_console()
-    with Progress(TextColumn("[bold]demo[/bold]"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.description}"), console=console,
-                  transient=False) as bar:
-        task = bar.add_task("starting", total=None)
+    bar = Progress(TextColumn("[bold]demo[/bold]"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.description}"), console=_stderr_console(),
+                   transient=False)
+    task = bar.add_task("starting", total=None)
+    shown: list[bool] = []
 
-        def progress(what: str, done: int, total: int) -> None:
-            bar.update(task, description=what, completed=done, total=total)
+    def progress(what: str, done: int, total: int) -> None:
+        # the display starts with the first step, so a refused folder or store prints
+        # nothing but its one error line
+        if not shown:
+            bar.start()
+            shown.append(True)
+        bar.update(task, description=what, completed=done, total=total)
 
-        try:
-            result = run_demo(target, config=config, store=store, force=force,
-                              progress=progress)
-        except (DemoError, CladelogError) as exc:
-            fail(str(exc), EXIT_BAD_INPUT)
+    def stop() -> None:
+        if shown:
+            bar.stop()
+            shown.clear()
+
+    try:
+        result = run_demo(target, config=config, store=store, force=force,
+                          progress=progress)
+    except (DemoError, CladelogError) as exc:
+        stop()  # the bar's last line first, then the error
+        fail(str(exc), EXIT_BAD_INPUT)
+    finally:
+        stop()
     failed = [c for c in result.verify_calls if c.exit_code != 0]
     for call in failed:
         click.echo(f"error: cladelog {' '.join(call.args)}: {call.output.strip()}", err=True)
@@ -109,31 +128,43 @@ def demo(directory: str, store: str | None, seed: int, force: bool, candidates: 
                    "./cladelog.toml).")
 @click.option("--html", "html_file", metavar="FILE", default=None,
               help="Where to write the HTML report (default: report.html next to the "
-                   "deployment file).")
+                   "deployment file); a file, not a folder.")
 @click.pass_context
 def report(ctx: click.Context, config: str | None, html_file: str | None) -> None:
     """Summarise a deployment on the terminal and write a self-contained HTML report.
 
     Charts: R per Law V check with its Monte Carlo band, claimed versus external
     gains, the ForkScore breakdown of the latest branch set, the register as a
-    timeline, and what the gate blocks and why. A deployment with nothing
-    recorded by the plugins exits 2 with a message (no page is written).
+    timeline, and what the gate blocks and why. The hash chain is verified
+    first: a log that does not verify exits 1 naming the first bad position (no
+    page is written). A deployment with nothing recorded by the plugins exits 2
+    with a message (no page is written).
     """
     from cladelog.core import CladelogError
-    from cladelog.core.config import find_config
 
-    from .errors import ReportError
-    from .report import write_report
+    from .errors import ReportError, ReportPathError, ReportVerificationError
+    from .report import check_html_target, write_report
     from .terminal import print_summary
 
     root_config = ctx.find_root().params.get("config") if ctx.parent is not None else None
-    path = find_config(config or root_config)
+    # as every cladelog command: --config, else $CLADELOG_CONFIG, else ./cladelog.toml
+    path = Path(config or root_config or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG)
+    if path.is_dir():
+        fail(f"--config: {path} is a folder; give the deployment file "
+             f"(for example {path / DEFAULT_CONFIG})")
     if not path.exists():
         fail(f"{path}: no deployment file here (pass --config FILE or run 'cladelog demo')")
     target = Path(html_file) if html_file else path.parent / "report.html"
     try:
+        check_html_target(target)
         data = write_report(path, target)
-    except (ReportError, CladelogError) as exc:
+    except ReportVerificationError as exc:
+        fail(str(exc), EXIT_FAILED)
+    except ReportError as exc:
+        if isinstance(exc, ReportPathError) and not html_file:
+            fail(f"{exc} (the default page next to the deployment file; pass --html FILE)")
+        fail(str(exc), EXIT_BAD_INPUT)
+    except CladelogError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
     from rich.console import Console
 

@@ -1,8 +1,12 @@
-"""The demo's errors: bad options and refused folders are input errors (exit 2)."""
+"""The demo's errors: bad options and refused folders are input errors (exit 2).
+
+A log that does not verify is not an input error: ``cladelog report`` exits 1
+on :class:`ReportVerificationError`, as ``cladelog verify`` does.
+"""
 
 from __future__ import annotations
 
-__all__ = ["DemoError", "ReportError"]
+__all__ = ["DemoError", "ReportError", "ReportPathError", "ReportVerificationError"]
 
 
 class DemoError(ValueError):
@@ -14,3 +18,17 @@ class DemoError(ValueError):
 
 class ReportError(ValueError):
     """A report cannot be made (no deployment, or nothing to report)."""
+
+
+class ReportPathError(ReportError):
+    """The page cannot be written where asked (a folder, a path under a file...).
+
+    The message is one line starting with ``--html:``.
+    """
+
+
+class ReportVerificationError(ReportError):
+    """The deployment's hash chain does not verify: no report is made of it.
+
+    The message is one line naming the first position that does not verify.
+    """

@@ -1,7 +1,7 @@
 """The graph-engine step: answer a prompt with the decompose-and-synthesize loop, recorded.
 
 The prompt asks whether the engine's latest candidate should be promoted. A
-recorded graph session (``cladelog.graph_engine.sessions.Session``) runs the
+recorded graph session (``cladelog.graph_engine.Session``) runs the
 authoring loop (``make_decompose_providers`` with ``loop_concept_tree``, then
 ``synthesize``) with deterministic content functions: the decomposition is a
 fixed table, and every leaf answer is read from the deployment's replayed
@@ -85,12 +85,12 @@ def run_graph_session(deployment: Any) -> tuple[str | None, str]:
     Returns ``(None, reason)`` when the graph-engine session API is unavailable.
     """
     try:
+        from cladelog.graph_engine import Session
         from cladelog.graph_engine.authoring import (
             loop_concept_tree,
             make_decompose_providers,
             synthesize,
         )
-        from cladelog.graph_engine.sessions import Session
     except ImportError as exc:  # the graph-engine package without sessions/authoring
         return None, f"skipped: graph-engine sessions API not available ({exc})"
     plan = decomposition()

@@ -22,9 +22,9 @@ a draw rate (:func:`draw_games`). What the oracle measures is not the whole
 truth: each round's *phase* has a transfer fraction, the share of the measured
 gain that really reaches the engine's strength against fixed anchors. Healthy
 rounds transfer about all of it; then the oracle starts overfitting
-(``drift``: about 0.6, ``overfit``: under 0.2), and after a human review and a
+(``drift``: about 0.6, ``overfit``: under 0.15), and after a human review and a
 recalibration the gains arrive again (``recovered``). Anchor measurements
-(:func:`draw_games` against each anchor's true rating) see only the true
+(:func:`draw_games` against each of the six anchors' true rating) see only the true
 strength, which is why Law V's R = ΔA / S falls from CONTINUE to WARNING to
 HALT.
 """
@@ -112,9 +112,9 @@ PHASES: Final[Mapping[str, Phase]] = {
                      "the oracle's gains arrive against the anchors"),
     "drift": Phase("drift", 0.55, 0.62, "WARNING",
                    "the oracle starts to overfit: part of its gains does not arrive"),
-    "overfit": Phase("overfit", 0.05, 0.18, "HALT",
+    "overfit": Phase("overfit", 0.05, 0.14, "HALT",
                      "the oracle overfits: its gains no longer arrive"),
-    "recovered": Phase("recovered", 0.92, 1.05, "CONTINUE",
+    "recovered": Phase("recovered", 0.95, 1.08, "CONTINUE",
                        "after review and recalibration the gains arrive again"),
 }
 
@@ -157,8 +157,9 @@ def plan_rounds(config: DemoConfig) -> tuple[RoundPlan, ...]:
     """Split the candidates into rounds and give each a role and an oracle gain.
 
     Every round has at least four branches and holds a ``strong``, a second
-    ``strong`` or ``modest``, a ``neutral`` and a ``regression`` candidate, so
-    each branch set shows ACCEPT, MARGINAL and REJECT; the rest are drawn.
+    ``strong`` or ``modest`` (``strong`` in the recovered round), a ``neutral``
+    and a ``regression`` candidate, so each branch set shows ACCEPT, MARGINAL and
+    REJECT; the rest are drawn.
     Neutral candidates of even rounds are merged on a special path.
     """
     rng = config.rng("plan")
@@ -167,7 +168,13 @@ def plan_rounds(config: DemoConfig) -> tuple[RoundPlan, ...]:
     rounds: list[RoundPlan] = []
     number = 0
     for index, (size, phase_name) in enumerate(zip(sizes, _phase_names(n), strict=True), 1):
-        roles = ["strong", rng.choice(["strong", "modest"]), "neutral", "regression"]
+        second = rng.choice(["strong", "modest"])
+        if phase_name == "recovered":
+            # two real improvements after the review, so that the claimed gain of the last
+            # window is large enough that undoing the reverted change (its small true gain
+            # leaves with it) cannot move R out of CONTINUE
+            second = "strong"
+        roles = ["strong", second, "neutral", "regression"]
         roles += rng.choices(ROLES, weights=[0.4, 0.25, 0.15, 0.2], k=size - len(roles))
         rng.shuffle(roles)
         plans = []
@@ -232,11 +239,16 @@ class AnchorModel:
     rating_uncertainty: float
 
 
+#: The fixed anchor set of Law V: six external engines, as the Law V seed says ("a fixed
+#: anchor set of 6 external engines"), spread around the engine's strength over the demo
+#: (3040 at the start, about 3100 at the end).
 ANCHORS: Final = (
     AnchorModel("anchor-alpha", 2990.0, 6.0),
     AnchorModel("anchor-bravo", 3020.0, 8.0),
     AnchorModel("anchor-charlie", 3055.0, 5.0),
     AnchorModel("anchor-delta", 3085.0, 10.0),
+    AnchorModel("anchor-echo", 2965.0, 7.0),
+    AnchorModel("anchor-foxtrot", 3110.0, 9.0),
 )
 
 

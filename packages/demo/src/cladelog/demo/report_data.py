@@ -1,11 +1,11 @@
 """What the report shows, read from projection states and events.
 
 :func:`collect` is the only function here that touches a deployment: it asks
-for the replayed projection states (``Deployment.states``), the
+for the replayed projection states (``Deployment.replay``), the
 ``recorded_at`` of the events the report places on a time axis, and the gate's
 answer for every candidate (``Deployment.gate``, the same answer as
-``cladelog gate CANDIDATE``). :func:`build_report_data` turns those into a
-:class:`ReportData` and is pure.
+``cladelog gate CANDIDATE``; Law V's current vote is read from those answers).
+:func:`build_report_data` turns those into a :class:`ReportData` and is pure.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import attrs
 
-from .errors import ReportError
+from .errors import ReportError, ReportVerificationError
 
 __all__ = [
     "REGISTER_LANES",
@@ -32,6 +32,9 @@ __all__ = [
 
 REGISTER_LANES: Final = ("gain test passed", "gain test failed", "special path",
                          "epoch change", "reversion")
+#: The candidate name the report asks the gate about for Law V's vote when no candidate
+#: is recorded (lawv votes the same for every candidate).
+LAWV_PROBE: Final = "(any candidate)"
 _TIMED_TYPES: Final = ("receipts.entry_recorded", "lawv.check_recorded",
                        "lawv.measurement_recorded", "lawv.review_recorded")
 
@@ -67,6 +70,10 @@ class GainPoint:
     value: float
     band: float | None = None
     label: str = ""
+    #: The datum the point stands for: the register seq of a passed gain test, the
+    #: measurement or check id for an external point; empty for the claimed
+    #: curve's start and end.
+    key: str = ""
 
 
 @attrs.frozen
@@ -242,7 +249,8 @@ def _gains(register: Sequence[RegisterItem], lawv: Mapping[str, Any], times: Map
     for item in register:
         if item.lane == REGISTER_LANES[0] and item.long_elo is not None:
             total += item.long_elo
-            claimed.append(GainPoint(item.recorded_at, total, label=item.detail))
+            claimed.append(GainPoint(item.recorded_at, total, label=item.detail,
+                                     key=str(item.seq)))
     external: list[GainPoint] = []
     base: float | None = None
     for check in lawv.get("checks", []):
@@ -253,10 +261,12 @@ def _gains(register: Sequence[RegisterItem], lawv: Mapping[str, Any], times: Map
             old_id = check.get("old_measurement")
             position = (lawv.get("measurements", {}).get(old_id) or {}).get("position")
             when = times.get(int(position), "") if isinstance(position, int) else ""
-            external.append(GainPoint(when, 0.0, _number(result.get("sigma_old")), str(old_id)))
+            external.append(GainPoint(when, 0.0, _number(result.get("sigma_old")), str(old_id),
+                                      key=str(old_id)))
         if base is not None and a_new is not None:
             external.append(GainPoint(times.get(int(check["position"]), ""), a_new - base,
-                                      _number(result.get("sigma_new")), check["check_id"]))
+                                      _number(result.get("sigma_new")), check["check_id"],
+                                      key=check["check_id"]))
     if claimed and external:
         claimed.insert(0, GainPoint(external[0].recorded_at, 0.0, label="start"))
         if external[-1].recorded_at > claimed[-1].recorded_at:
@@ -356,24 +366,36 @@ def collect(deployment: Any, *, shown_as: str | None = None) -> ReportData:
     """Read a deployment through its public API and build the report data.
 
     ``shown_as`` is how the report names the deployment file (default: its path).
+    The whole hash chain is verified first (``Deployment.verify``, as ``cladelog
+    verify``): replay resumes from stored checkpoints and would not notice an
+    event changed behind them, so a log that does not verify raises
+    :class:`ReportVerificationError` naming the first bad position, and no
+    report is made of it.
     """
+    config_path = getattr(deployment.config, "path", None)
+    verified = deployment.verify()
+    if not verified.ok:
+        raise ReportVerificationError(
+            f"{shown_as or config_path or 'deployment'}: the log does not verify at position "
+            f"{verified.position}: {verified.reason}; no report written (see 'cladelog "
+            "verify')")
     replayed = deployment.replay()
     states = {p.name: p.state for p in replayed.projections}
     digests = {p.name: p.digest for p in replayed.projections}
-    types = [t for t in _TIMED_TYPES if t in deployment.registry]
-    times = {e.position: e.recorded_at for e in deployment.store.read(types=types)} \
-        if types else {}
+    times = {e.position: e.recorded_at for e in deployment.store.read(types=_TIMED_TYPES)}
     gate = []
-    for candidate in _candidates(states):
+    lawv_vote = None
+    candidates = _candidates(states)
+    for candidate in candidates:
         result = deployment.gate(candidate)
         gate.append(GateRow(candidate, result.allowed,
                             tuple((v.plugin, v.decision, v.reason) for v in result.votes)))
-    lawv_vote = None
     if "lawv.state" in states:
-        from cladelog.lawv.gate import decide
-
-        lawv_vote = decide(states["lawv.state"], deployment.settings("lawv"))
-    config_path = getattr(deployment.config, "path", None)
+        # lawv's vote does not depend on the candidate (lawv README: an open HALT blocks,
+        # otherwise the last check decides), so it is read from the gate's public answer
+        votes = gate[0].votes if gate else tuple(
+            (v.plugin, v.decision, v.reason) for v in deployment.gate(LAWV_PROBE).votes)
+        lawv_vote = next(((d, r) for p, d, r in votes if p == "lawv"), None)
     data = build_report_data(
         states, times, gate, config=shown_as or str(config_path or ""),
         store=_store_label(deployment.store.url, config_path),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
 from collections import Counter
 from collections.abc import Callable
@@ -51,7 +52,9 @@ __all__ = [
     "DemoResult",
     "ProgressFn",
     "check_directory",
+    "check_store",
     "prepare_directory",
+    "resolve_store",
     "run_cli",
     "run_demo",
 ]
@@ -69,6 +72,10 @@ ANCHOR_GAMES: Final = 200_000
 ANCHOR_DRAW_RATE: Final = 0.58
 START_STRENGTH: Final = 3040.0
 MAX_REDRAWS: Final = 60
+#: The Law V contract's constants (the seed: T = 36.9, a transfer band of 51 Elo).
+CONTRACT_T: Final = 36.9
+TRANSFER_BAND: Final = 51.0
+MC_SAMPLES: Final = 10_000
 
 #: ``progress(description, steps_done, steps_total)``.
 ProgressFn = Callable[[str, int, int], None]
@@ -125,16 +132,98 @@ def check_directory(directory: Path, *, force: bool) -> bool:
     return busy
 
 
+def _remove_demo_files(directory: Path) -> None:
+    for name in DEMO_FILES:
+        target = directory / name
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+
+
+def _blocking_file(path: Path) -> Path | None:
+    """The nearest existing parent of ``path`` when it is not a folder (else None)."""
+    for parent in path.absolute().parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def _make_directory(directory: Path) -> Path | None:
+    """Create ``directory`` (and missing parents); return the topmost folder created.
+
+    Raises :class:`DemoError` naming ``--dir`` when it cannot be created.
+    """
+    blocker = _blocking_file(directory)
+    if blocker is not None:
+        raise DemoError(f"--dir: cannot create {directory}: {blocker} is not a folder")
+    created = None
+    for candidate in (directory.absolute(), *directory.absolute().parents):
+        if candidate.exists() or candidate.is_symlink():
+            break
+        created = candidate
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DemoError(f"--dir: cannot create {directory}: "
+                        f"{exc.strerror or type(exc).__name__}") from None
+    return created
+
+
 def prepare_directory(directory: Path, *, force: bool) -> None:
     """Create ``directory``; refuse a non-empty one unless ``force`` (then remove demo files)."""
     if check_directory(directory, force=force):
-        for name in DEMO_FILES:
-            target = directory / name
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            elif target.exists() or target.is_symlink():
-                target.unlink()
-    directory.mkdir(parents=True, exist_ok=True)
+        _remove_demo_files(directory)
+    _make_directory(directory)
+
+
+def resolve_store(store: str | None) -> str | None:
+    """``--store`` with a relative path (or ``sqlite:///`` path) made absolute.
+
+    A relative path is taken relative to the current folder, as for any
+    command-line path (not to ``--dir``); URLs of other schemes are unchanged.
+    """
+    if store is None:
+        return None
+    prefix = "sqlite:///"
+    if store.startswith(prefix):
+        rest = store[len(prefix):]
+        return store if not rest or os.path.isabs(rest) else prefix + os.path.abspath(rest)
+    if "://" in store or not store:
+        return store
+    return os.path.abspath(store)
+
+
+def check_store(store: str) -> None:
+    """Open ``store`` (creating a new SQLite file) and refuse it unless it is empty.
+
+    Raises :class:`DemoError` starting with ``--store:`` (unsupported URL,
+    unreachable server, a folder, a path that cannot be created, not empty).
+    """
+    from cladelog.core import CladelogError, open_store
+
+    path = store.removeprefix("sqlite:///") if "://" not in store or \
+        store.startswith("sqlite:///") else None
+    if path is not None and Path(path).is_dir():
+        raise DemoError(f"--store: {path} is a folder; give the database file "
+                        f"(for example {Path(path) / 'cladelog.sqlite3'})")
+    blocker = None if path is None else _blocking_file(Path(path))
+    if blocker is not None:
+        raise DemoError(f"--store: cannot create {path}: {blocker} is not a folder")
+    try:
+        opened = open_store(store, create=True)
+    except CladelogError as exc:
+        raise DemoError(f"--store: {str(exc).removeprefix('store: ')}") from None
+    except OSError as exc:
+        raise DemoError(f"--store: cannot create {path or store}: "
+                        f"{exc.strerror or type(exc).__name__}") from None
+    try:
+        head = opened.head()
+    finally:
+        opened.close()
+    if head.position != 0:
+        raise DemoError(f"--store: {opened.url} already holds {head.position} event(s); "
+                        "the demo needs an empty store")
 
 
 def _artifact(seed: int, version: str) -> dict[str, str]:
@@ -167,18 +256,26 @@ class _Story:
         # open (and check) the store before writing anything: a refused store leaves the
         # folder as it was, so the same command can be run again once the store is fixed
         self.deployment = Deployment(cfg, clock=self.clock, create=True)
-        head = self.deployment.store.head()
-        if head.position != 0:
+        try:
+            head = self.deployment.store.head()
+            if head.position != 0:
+                raise DemoError(f"--store: {cfg.store} already holds {head.position} "
+                                "event(s); the demo needs an empty store")
+            keys = directory / "keys"
+            try:
+                keys.mkdir(exist_ok=True)
+                for name, text in (("oracle.key", oracle_skey), ("oracle.vkey", oracle_vkey),
+                                   ("log.key", log_skey), ("log.vkey", log_vkey)):
+                    (keys / name).write_text(text + "\n", encoding="utf-8")
+                self.config_path.write_text(cfg.to_toml(store_as_written=written),
+                                            encoding="utf-8")
+            except OSError as exc:
+                raise DemoError(f"--dir: cannot write into {directory}: "
+                                f"{exc.strerror or type(exc).__name__}") from None
+            self.deployment.record_plugins()
+        except BaseException:
             self.deployment.close()
-            raise DemoError(f"--store: {cfg.store} already holds {head.position} event(s); "
-                            "the demo needs an empty store")
-        keys = directory / "keys"
-        keys.mkdir(exist_ok=True)
-        for name, text in (("oracle.key", oracle_skey), ("oracle.vkey", oracle_vkey),
-                           ("log.key", log_skey), ("log.vkey", log_vkey)):
-            (keys / name).write_text(text + "\n", encoding="utf-8")
-        self.config_path.write_text(cfg.to_toml(store_as_written=written), encoding="utf-8")
-        self.deployment.record_plugins()
+            raise
         self.register = Register(self.deployment)
         self.oracle = parse_signer_key(oracle_skey)
         self.log_signer = parse_signer_key(log_skey)
@@ -224,19 +321,23 @@ class _Story:
 
         self.register.register_key(self.oracle_vkey, "oracle")
         self.register.register_key(self.log_vkey, "log")
-        add_contract(self.deployment, self.contract(7, "2026-03-01", 51.0, 10_000),
-                     source="contract-v7")
+        add_contract(self.deployment, self.contract(7, "2026-03-01"), source="contract-v7")
         add_measurement(self.deployment, self.measurement("m-0"), source="m-0")
         self.step("keys, contract v7, baseline measurement m-0")
 
-    def contract(self, version: int, date: str, transfer_band: float,
-                 samples: int) -> dict[str, Any]:
+    def contract(self, version: int, date: str) -> dict[str, Any]:
+        """A Law V contract document; versions differ only in number and date.
+
+        As in the Law V seed: T = 36.9, a transfer band of 51 Elo, HALT below 0.40,
+        WARNING below 0.75 and the fixed anchor set of six engines; version 8 "does
+        not change the weights, the uncertainty or the band".
+        """
         anchors = [{"name": a.name, "hash": artifact_digest(self.config.seed, a.name),
                     "rating": self.anchor_ratings[a.name],
                     "rating_uncertainty": a.rating_uncertainty} for a in ANCHORS]
-        return {"version": version, "date": date, "T": 36.9, "transfer_band": transfer_band,
-                "halt_below": 0.40, "warn_below": 0.75, "mc_samples": samples,
-                "anchors": anchors}
+        return {"version": version, "date": date, "T": CONTRACT_T,
+                "transfer_band": TRANSFER_BAND, "halt_below": 0.40, "warn_below": 0.75,
+                "mc_samples": MC_SAMPLES, "anchors": anchors}
 
     def measurement(self, ident: str) -> dict[str, Any]:
         """Main against every anchor: games at the true difference, as an arena plays them."""
@@ -251,14 +352,19 @@ class _Story:
 
     def score_branch(self, plan: RoundPlan, parent: dict[str, Any], name: str,
                      role: str) -> tuple[dict[str, Any], str]:
-        from cladelog.fork_score import record_branch_score
-        from cladelog.fork_score.service import score_in_context
+        from cladelog.fork_score import record_branch_score, score
 
+        # the public score() with the deployment's scoring context (its extra terms,
+        # floors and weights file), as `fork-score score` does inside a deployment
+        context = self.scoring
+        weights = context.load_weights()
         wanted = target_verdicts(role)
         for _ in range(MAX_REDRAWS):
             child = draw_battery(self.rng_battery, parent, role, name)
             scalars: dict[str, Any] = scalars_for(self.rng_battery, role)
-            result = score_in_context(self.scoring, parent, child, None, **scalars)
+            result = score(parent, child, weights, extra_terms=context.terms,
+                           signal_floor=context.signal_floor,
+                           hard_regression_floor=context.hard_regression_floor, **scalars)
             if str(result.verdict) in wanted:
                 break
         record_branch_score(self.deployment, result, branch_set_id=plan.branch_set_id,
@@ -275,7 +381,7 @@ class _Story:
         for i, cand in enumerate(plan.candidates):
             if plan.phase.name == "overfit" and i == midway:
                 # a new contract version while the window is open: it governs the next check
-                add_contract(self.deployment, self.contract(8, "2026-04-20", 48.0, 10_000),
+                add_contract(self.deployment, self.contract(8, "2026-04-20"),
                              source="contract-v8")
             self.advance(hours=7.0 + 10.0 * self.rng_truth.random())
             child_battery, verdict = self.score_branch(plan, parent_battery, cand.name,
@@ -374,12 +480,26 @@ def run_demo(directory: Path, *, config: DemoConfig, store: str | None = None,
     """Create the demo deployment in ``directory`` and drive the whole history into it.
 
     Raises :class:`DemoError` for a non-empty folder (unless ``force``) or a
-    store that is not empty; the caller renders the report.
+    store that is not empty; the caller renders the report. A relative
+    ``store`` path is relative to the current folder. The store is checked
+    before anything is written or removed: a refused store (or folder) leaves
+    no trace, not even a folder this call created.
     """
-    prepare_directory(directory, force=force)
+    store = resolve_store(store)
+    busy = check_directory(directory, force=force)
+    created = _make_directory(directory)
     plans = plan_rounds(config)
     total = 1 + config.candidates + len(plans) + 2
-    story = _Story(directory, store, config, progress or (lambda *_: None), total)
+    try:
+        if store is not None:
+            check_store(store)
+        if busy:
+            _remove_demo_files(directory)
+        story = _Story(directory, store, config, progress or (lambda *_: None), total)
+    except BaseException:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        raise
     try:
         story.setup()
         for plan in plans:
