@@ -50,7 +50,27 @@ def test_init_creates_and_is_safe_to_repeat(run: Any, tmp_path: Path) -> None:
     assert r.exit_code == 0 and "already initialised" in r.output
     r = run("init", "--plugin", "other")
     assert r.exit_code == 2 and "exists with other settings" in r.output
-    assert head(run) == 1  # the enablement of 'notes', recorded once
+    assert head(run) == 0  # enablement is recorded with the first event, not by init
+
+
+def test_init_then_import_and_the_enablement_is_recorded_after(notes: Any, run: Any,
+                                                               tmp_path: Path) -> None:
+    """An exported log goes into a deployment init just made (the portability path)."""
+    notes("append", write(tmp_path / "n.json", json.dumps(
+        {"stream": "s", "type": "notes.note_added", "data": {"text": "a", "tags": ["x"]}})))
+    assert notes("export", str(tmp_path / "log.jsonl")).exit_code == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    os.chdir(other)
+    assert run("init", "--plugin", "notes").exit_code == 0
+    r = run("import", str(tmp_path / "log.jsonl"))
+    assert r.exit_code == 0, r.output
+    assert "imported 2 new event(s)" in r.output  # the enablement and the note
+    digest = {p["name"]: p["digest"] for p in json.loads(run("replay", "--json").output)
+              ["projections"]}
+    os.chdir(tmp_path)
+    assert digest == {p["name"]: p["digest"]
+                      for p in json.loads(notes("replay", "--json").output)["projections"]}
 
 
 def test_init_with_an_unknown_plugin_writes_nothing(run: Any, tmp_path: Path) -> None:
@@ -122,7 +142,10 @@ def test_export_import_round_trip_and_conflict(notes: Any, tmp_path: Path) -> No
     other.mkdir()
     cfg = str(other / "cladelog.toml")
     assert notes("--config", cfg, "init", "--plugin", "notes").exit_code == 0
-    # the other store has its own first event: histories conflict
+    g = write(tmp_path / "g.json", '{"stream": "n", "type": "notes.note_added", '
+                                   '"data": {"text": "another history"}}')
+    assert notes("--config", cfg, "append", g).exit_code == 0
+    # the other store has its own first events: histories conflict
     r = notes("--config", cfg, "import", str(exp))
     assert r.exit_code == 2 and "position 1" in r.output
     # an empty store takes the log, twice (idempotent)
@@ -141,12 +164,21 @@ def test_export_import_round_trip_and_conflict(notes: Any, tmp_path: Path) -> No
     assert {p["name"]: p["digest"] for p in d1} == {p["name"]: p["digest"] for p in d3}
 
 
+def a_note(run: Any, tmp_path: Path) -> None:
+    """Append one note (the first append also records the enabled plugin: positions 1, 2)."""
+    r = run("append", write(tmp_path / "note.json", json.dumps(
+        {"stream": "s", "type": "notes.note_added", "data": {"text": "a", "tags": []}})))
+    assert r.exit_code == 0, r.output
+
+
 def test_tampered_import_is_refused(notes: Any, tmp_path: Path) -> None:
+    a_note(notes, tmp_path)
     exp = tmp_path / "log.jsonl"
     notes("export", str(exp))
-    doc = json.loads(exp.read_text())
+    lines = exp.read_text().splitlines()
+    doc = json.loads(lines[0])
     doc["meta"]["actor"] = "mallory"
-    exp.write_text(json.dumps(doc) + "\n")
+    exp.write_text("\n".join([json.dumps(doc), *lines[1:]]) + "\n")
     third = tmp_path / "t"
     third.mkdir()
     (third / "cladelog.toml").write_text('store = "x.sqlite3"\n')
@@ -160,6 +192,7 @@ def test_verify_reports_tampering_with_exit_1(notes: Any, tmp_path: Path,
                                               sqlite_harness: Any) -> None:
     from cladelog.core.store.sqlite import SQLiteStore
 
+    a_note(notes, tmp_path)
     store = SQLiteStore(tmp_path / "cladelog.sqlite3")
     sqlite_harness.tamper(store, 1, "data_byte", None)
     store.close()
@@ -289,6 +322,7 @@ def test_verify_json_puts_the_document_on_stdout_and_the_reason_on_stderr(
 ) -> None:
     from cladelog.core.store.sqlite import SQLiteStore
 
+    a_note(notes, tmp_path)
     store = SQLiteStore(tmp_path / "cladelog.sqlite3")
     sqlite_harness.tamper(store, 1, "data_byte", None)
     store.close()

@@ -430,15 +430,15 @@ def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...]) -> Non
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(cfg.to_toml(store_as_written=written), encoding="utf-8")
         created = True
+    # The enabled plugins are recorded in the log with the first event appended, not here:
+    # a store init leaves empty can take an exported log ('cladelog import').
     with Deployment(cfg, create=True) as dep:
-        recorded = dep.record_plugins()
         head = dep.store.head()
         upgraded = dep.store.upgraded_from
     word = "created" if created else "already initialised"
     if upgraded is not None:
         word = f"upgraded the store's schema from version {upgraded}"
-    click.echo(f"{word}: {path} (store {cfg.store}, head {head.position}, "
-               f"{len(recorded)} plugin event(s) recorded)")
+    click.echo(f"{word}: {path} (store {cfg.store}, head {head.position})")
 
 
 @main.command()

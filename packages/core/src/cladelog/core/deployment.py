@@ -155,8 +155,9 @@ class Deployment:
     def record_plugins(self) -> list[RecordedEvent]:
         """Append enable/disable events if the enabled set differs from the log's record."""
         changes = self._plugin_changes()
-        self._plugins_recorded = True
-        return self.store.append(changes, clock=self.clock) if changes else []
+        recorded = self.store.append(changes, clock=self.clock) if changes else []
+        self._plugins_recorded = True  # only once they are in the log
+        return recorded
 
     # -- writing ------------------------------------------------------------------------
     def _meta(self, plugin: str, correlation_id: str | None) -> dict[str, Any]:
@@ -221,11 +222,12 @@ class Deployment:
         """Validate and append a batch atomically; a rejected batch appends nothing."""
         prepared = self.prepare(events, correlation_id=correlation_id)
         if not self._plugins_recorded:
-            prepared = self._plugin_changes() + prepared
-            self._plugins_recorded = True
-        recorded = self.store.append(prepared, expected_versions=expected_versions,
-                                     idempotency_key=idempotency_key, clock=self.clock)
-        return recorded[len(recorded) - len(events):] if events else recorded
+            # the enabled plugins go in first, as a batch of their own: the caller's batch
+            # (and the digest its idempotency key stands for) must not depend on whether
+            # this deployment had recorded them yet
+            self.record_plugins()
+        return self.store.append(prepared, expected_versions=expected_versions,
+                                 idempotency_key=idempotency_key, clock=self.clock)
 
     # -- reading ------------------------------------------------------------------------
     def import_events(self, events: Sequence[RecordedEvent]) -> ImportResult:
