@@ -339,6 +339,30 @@ def _read_text(path: str) -> str:
         raise InputError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
 
 
+def _read_lines(path: str) -> Iterator[tuple[int, str]]:
+    """The non-blank lines of a text file ('-' for stdin) with their numbers, read one at a
+    time; InputError naming the file (and line) when it cannot be read or is not UTF-8."""
+    from .errors import InputError
+
+    try:
+        fh = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        for n, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{path}:{n}: not valid UTF-8 (byte {exc.start})") from None
+            if line.strip():
+                yield n, line
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    finally:
+        if fh is not sys.stdin.buffer:
+            fh.close()
+
+
 def read_json_file(path: str) -> Any:
     """Read one JSON document from a file ('-' for stdin), strictly."""
     return parse_json_text(_read_text(path), path)
@@ -664,12 +688,12 @@ def import_(dep: Deployment, file: str) -> None:
     """Import an exported JSONL log; the chain must verify and agree with what is stored."""
     from .store.base import event_from_json
 
-    text = _read_text(file)
-    events = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            events.append(event_from_json(parse_json_text(line, f"{file}:{n}"), f"{file}:{n}"))
-    result = dep.import_events(events)
+    def events() -> Iterator[Any]:  # one line at a time: an export can be large
+        for n, line in _read_lines(file):
+            where = f"{file}:{n}"
+            yield event_from_json(parse_json_text(line, where), where)
+
+    result = dep.import_events(events())
     _log().info("import.done", appended=result.appended, present=result.already_present,
                 head=result.head.position, file=file)
     click.echo(f"imported {result.appended} new event(s), {result.already_present} already "

@@ -8,7 +8,7 @@ plugin enablement in the log, replays projections and asks the gate.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,18 @@ def _check_stream(stream: Any, where: str) -> None:
                          f"(U+{ord(bad):04X})")
     if stream == builtin.PLUGINS_STREAM:
         raise InputError(f"{where}.stream: {stream} is reserved for cladelog's own records")
+
+
+def _check_payload(registry: EventTypeRegistry, event: RecordedEvent) -> None:
+    where = f"event at position {event.position} ({event.type})"
+    try:
+        data = registry.upcast(event.type, event.schema_version, event.data)
+        registry.structure(event.type, data)
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # an upcaster's
+        raise InputError(f"{where}: data: cannot be upcast ({type(exc).__name__}: "
+                         f"{exc})") from None
 
 
 #: meta members the deployment sets and a caller may not change (who produced an event)
@@ -230,28 +242,24 @@ class Deployment:
                                  idempotency_key=idempotency_key, clock=self.clock)
 
     # -- reading ------------------------------------------------------------------------
-    def import_events(self, events: Sequence[RecordedEvent]) -> ImportResult:
+    def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:
         """Import exported events (see :meth:`EventStore.import_events`), after checking the
         payload of every event the store does not hold yet against its registered class
         (upcast first), as an append would: a history written elsewhere must not bring in
         what this deployment's plugins would refuse. Events of types no enabled plugin
         registers are taken as they are. Raises :class:`InputError` naming the position
-        and the field; nothing is imported then."""
+        and the field; nothing is imported then. ``events`` is consumed once, as it comes
+        (an iterator over a large export is never held in memory)."""
         head = self.store.head().position
         registry = self.registry
-        for event in events:
-            if event.position <= head or event.type not in registry:
-                continue
-            where = f"event at position {event.position} ({event.type})"
-            try:
-                data = registry.upcast(event.type, event.schema_version, event.data)
-                registry.structure(event.type, data)
-            except InputError as exc:
-                raise InputError(f"{where}: {exc}") from None
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:  # an upcaster's
-                raise InputError(f"{where}: data: cannot be upcast ({type(exc).__name__}: "
-                                 f"{exc})") from None
-        return self.store.import_events(events)
+
+        def checked() -> Iterator[RecordedEvent]:
+            for event in events:
+                if event.position > head and event.type in registry:
+                    _check_payload(registry, event)
+                yield event
+
+        return self.store.import_events(checked())
 
     def replay(self, **kw: Any) -> ReplayResult:
         """Fold the log through every enabled projection (see :func:`projections.replay`)."""
