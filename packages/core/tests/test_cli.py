@@ -332,17 +332,6 @@ def test_verify_json_puts_the_document_on_stdout_and_the_reason_on_stderr(
     assert r.stderr.strip() == "error: position 1: hash does not match the stored event"
 
 
-def test_a_blocked_gate_says_why_on_stderr(run: Any, tmp_path: Path) -> None:
-    """The complexity-term example is not needed: fork-score blocks a candidate it never
-    scored, which every deployment with it enabled can show."""
-    assert run("init", "--plugin", "fork-score").exit_code == 0
-    r = run("gate", "nobody")
-    assert r.exit_code == 1
-    assert "nobody: BLOCKED" in r.stdout
-    (line,) = r.stderr.splitlines()
-    assert line.startswith("error: nobody: blocked (fork-score: ") and "never scored" in line
-
-
 def test_replay_to_a_past_position_leaves_the_checkpoints(notes: Any, tmp_path: Path) -> None:
     lines = "".join(json.dumps({"stream": "s", "type": "notes.note_added",
                                 "data": {"text": f"n{i}", "tags": ["t"]}}) + "\n"
@@ -379,3 +368,21 @@ def test_follow_stops_cleanly_on_a_signal_during_its_first_replay(
     assert r.stdout.strip().endswith("stopped at position 2; checkpoints saved")
     assert json.loads(notes("status", "--json").output)["projections"][0]["behind"] == 0
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handlers restored
+
+
+@pytest.mark.parametrize("name,text,count", [
+    ("-", '{\n  "stream": "s",\n  "type": "notes.note_added",\n  "data": {"text": "p"}\n}\n', 1),
+    ("pretty.txt", '{\n  "stream": "s", "type": "notes.note_added", "data": {"text": "p"}\n}', 1),
+    ("lines.txt", '{"stream": "s", "type": "notes.note_added", "data": {"text": "a"}}\n'
+                  '{"stream": "s", "type": "notes.note_added", "data": {"text": "b"}}\n', 2),
+    ("array.json", '[{"stream": "s", "type": "notes.note_added",\n'
+                   '  "data": {"text": "a"}}]', 1),
+])
+def test_append_tells_one_document_from_json_lines(notes: Any, tmp_path: Path, name: str,
+                                                   text: str, count: int) -> None:
+    if name == "-":
+        r = notes("append", "-", input=text)
+    else:
+        r = notes("append", write(tmp_path / name, text))
+    assert r.exit_code == 0, r.output
+    assert f"appended {count} event(s)" in r.output

@@ -369,9 +369,18 @@ def read_json_file(path: str) -> Any:
 
 
 def _read_json_or_lines(path: str) -> list[Any]:
+    """One JSON document (an object or an array of them) or JSONL: JSONL when the first
+    non-blank line is a complete JSON value by itself (so a pretty-printed object, on stdin
+    or in a file of any name, is one document)."""
     text = _read_text(path)
     stripped = text.lstrip()
-    if stripped.startswith("[") or (stripped.startswith("{") and path.endswith(".json")):
+    first = stripped.split("\n", 1)[0]
+    try:
+        json.loads(first)
+        lines = not stripped.startswith("[") and "\n" in stripped.strip()
+    except ValueError:
+        lines = False
+    if not lines:
         doc = parse_json_text(text, path)
         return doc if isinstance(doc, list) else [doc]
     items = []
@@ -471,7 +480,7 @@ def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...]) -> Non
 def plugins(ctx: click.Context, as_json: bool) -> None:
     """List installed plugins, which are enabled, their versions and hooks."""
     from .config import DeploymentConfig, find_config
-    from .hookspecs import HOOKSPEC_VERSION
+    from .hookspecs import HOOKSPEC_VERSION, PROJECT
     from .plugins import PluginInfo, installed_plugins
 
     path = find_config(ctx.find_root().params.get("config"))
@@ -487,8 +496,11 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
                 row |= {"version": info.version, "requires": list(info.requires),
                         "hookspec_version": info.hookspec_version,
                         "compatible": info.hookspec_version == HOOKSPEC_VERSION}
-            row["hooks"] = sorted(n for n in dir(module) if n.startswith("cladelog_")
-                                  and callable(getattr(module, n)))
+            # a hook implementation is what @hookimpl marked, whatever its name (a plugin
+            # may implement another plugin's hooks, such as fork-score's scoring terms)
+            marker = f"{PROJECT}_impl"
+            row["hooks"] = sorted(n for n in dir(module) if callable(getattr(module, n))
+                                  and hasattr(getattr(module, n), marker))
         except Exception as exc:
             row["error"] = f"failed to load: {exc}"
         rows.append(row)

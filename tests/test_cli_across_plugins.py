@@ -1,0 +1,42 @@
+"""The operator CLI with several plugins installed (the integration environment has them
+all): what no single package's environment can show."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cladelog.core.cli import main
+from click.testing import CliRunner
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CLADELOG_ACTOR", "cli-test")
+    monkeypatch.delenv("CLADELOG_CONFIG", raising=False)
+    runner = CliRunner()
+
+    def invoke(*args: str) -> Any:
+        return runner.invoke(main, list(args), catch_exceptions=False, prog_name="cladelog")
+
+    return invoke
+
+
+def test_a_blocked_gate_says_why_on_stderr(run: Any) -> None:
+    """fork-score blocks a candidate it never scored: one line on stderr says so."""
+    assert run("init", "--plugin", "fork-score").exit_code == 0
+    r = run("gate", "nobody")
+    assert r.exit_code == 1
+    assert "nobody: BLOCKED" in r.stdout
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("error: nobody: blocked (fork-score: ") and "never scored" in line
+
+
+def test_plugins_lists_hooks_of_other_plugins_specs_too(run: Any) -> None:
+    doc = json.loads(run("plugins", "--json").output)
+    rows = {p["name"]: p for p in doc["plugins"]}
+    assert rows["complexity-term"]["hooks"] == ["fork_score_terms"]  # not a cladelog_* name
+    assert "cladelog_event_types" in rows["fork-score"]["hooks"]
