@@ -142,12 +142,13 @@ def test_validate_reports_the_four_passes(cladelog_env: Any, tmp_path: Path) -> 
                 prompt={"user": "u", "facts": {"sev": {"enum": ["low", "high"]}}}),
         concept("D", require=["sev", "x"], ensure=["$sev == 'medium'"]),  # never fires
     )))
-    text = cladelog_env.cli("graph", "validate", str(src))
+    # LLM::complete is not registered by a plugin of this deployment: named in the palette
+    text = cladelog_env.cli("graph", "validate", str(src), "--palette", "LLM::complete")
     assert text.exit_code == 0  # warnings only
     assert "unstratified-cycle" in text.output and "interface-never-fire" in text.output
     assert "0 error(s), 2 warning(s)" in text.output
     strict = cladelog_env.cli("graph", "validate", str(src), "--json", "--strict",
-                              "--known-fact", "sev")
+                              "--known-fact", "sev", "--palette", "LLM::complete")
     assert strict.exit_code == 1  # x is neither produced nor declared
     doc = json.loads(strict.output)
     assert [(i["concept"], i["kind"], i["ref"]) for i in doc["errors"]] == [
@@ -158,3 +159,91 @@ def test_validate_reports_the_four_passes(cladelog_env: Any, tmp_path: Path) -> 
     assert plain.exit_code == 0 and "0 warning(s)" in plain.output
     flagged = cladelog_env.cli("graph", "validate", str(gates), "--continuous-gates")
     assert flagged.exit_code == 0 and "continuous-gate" in flagged.output
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [({"config": {"applyCapp": 3}}, "error: scenario.config.applyCapp: unknown key"),
+     ({"providers": {"P::x": {"kind": "emit"}}}, "error: providers.P::x.emit: required"),
+     ({"providers": {"P::x": {"kind": "emit", "emit": {}, "async": "yes"}}},
+      "error: providers.P::x.async: must be true or false, got 'yes'"),
+     ({"providers": {"P::x": {"kind": "emit", "emit": {"a": "${=1 +}"}}}},
+      "error: providers.P::x.emit.a: unexpected end of expression at 3 in '1 +'")],
+)
+def test_run_refuses_malformed_scenarios_in_one_line(cladelog_env: Any, tmp_path: Path,
+                                                     bad: dict[str, Any], message: str) -> None:
+    src = tmp_path / "bad.json"
+    src.write_text(json.dumps({"conceptTree": tree(), **bad}))
+    result = cladelog_env.cli("graph", "run", str(src))
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message)
+    assert [e for e in cladelog_env.events() if e.stream.startswith("graph.")] == []
+
+
+def test_a_run_failing_mid_way_is_recorded_as_failed(cladelog_env: Any, tmp_path: Path) -> None:
+    src = tmp_path / "mid.json"
+    src.write_text(json.dumps({
+        "conceptTree": tree(concept("A", require=["v"])),
+        "seed": {"freeNodes": [{"_id": "o", "v": 1}]},
+        "steps": [{"op": "mutate", "template": {"$$_id": "o", "v": 2}}, {"op": "settle"},
+                  {"op": "settle"},
+                  {"op": "castConcept", "target": "nope", "concept": "A"}]}))
+    result = cladelog_env.cli("graph", "run", str(src), "--session", "mid")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.strip() == "error: steps[3].cast.target: unknown object 'nope'"
+    events = cladelog_env.events(stream="graph.mid")
+    assert events[-1].type == "graph_engine.run_failed"
+    assert events[-1].data == {"step": 3, "op": "castConcept",
+                               "message": "steps[3].cast.target: unknown object 'nope'"}
+    assert cladelog_env.state("graph_engine.sessions")["sessions"]["mid"]["status"] == "failed"
+    replay = cladelog_env.cli("graph", "replay", "mid")
+    assert replay.exit_code == 1
+    assert "the run FAILED (steps[3].cast.target: unknown object 'nope')" in replay.output
+    doc = json.loads(cladelog_env.cli("graph", "replay", "mid", "--json").output)
+    assert doc["failed"]["step"] == 3 and doc["revision"] == 2  # boot's A, then step 0
+    ok = cladelog_env.cli("graph", "run", str(FIXTURES / "01_require_chain.input.json"),
+                          "--session", "fine")
+    assert ok.exit_code == 0
+    assert cladelog_env.cli("graph", "replay", "fine", "--json").exit_code == 0
+
+
+def test_validate_checks_provider_names_and_the_registry(cladelog_env: Any,
+                                                         tmp_path: Path) -> None:
+    src = tmp_path / "p.json"
+    src.write_text(json.dumps(tree(concept("A", provider="Nope::fn"),
+                                   concept("B", provider="bad name"),
+                                   concept("C", cleaner="X::c", onCast=["Y::o", 1]))))
+    # this deployment's plugins register no provider: each well-formed one is missing
+    out = cladelog_env.cli("graph", "validate", str(src), "--json")
+    assert out.exit_code == 1
+    found = sorted((i["concept"], i["kind"], i["ref"]) for i in json.loads(out.output)["errors"])
+    assert found == [("A", "provider-not-registered", "Nope::fn"),
+                     ("B", "provider-name", "bad name"),
+                     ("C", "provider-not-registered", "X::c"),
+                     ("C", "provider-not-registered", "Y::o")]
+    # a palette names the providers instead (outside it: a warning); names are still checked
+    named = cladelog_env.cli("graph", "validate", str(src), "--json", "--palette", "Nope::fn",
+                             "--palette", "X::c", "--palette", "Y::o")
+    doc = json.loads(named.output)
+    assert named.exit_code == 1
+    assert [(i["concept"], i["kind"]) for i in doc["errors"]] == [("B", "provider-name")]
+
+
+def test_validate_a_folder_of_sets_says_so(cladelog_env: Any, tmp_path: Path) -> None:
+    (tmp_path / "sets" / "main").mkdir(parents=True)
+    (tmp_path / "sets" / "main" / "A.json").write_text('{"require": ["x"]}')
+    result = cladelog_env.cli("graph", "validate", str(tmp_path / "sets"))
+    assert result.exit_code == 2
+    assert "is it a folder of concept sets? Give one set's folder" in result.stderr
+    assert "has no main.json" not in result.stderr
+    one = cladelog_env.cli("graph", "validate", str(tmp_path / "sets" / "main"))
+    assert one.exit_code == 0, one.output
+
+
+def test_jsonc_trailing_commas_stay_refused(cladelog_env: Any, tmp_path: Path) -> None:
+    # SPEC §1.2 allows comments in JSONC files and says nothing of trailing commas
+    src = tmp_path / "t.json"
+    src.write_text('{"childConcepts": {"A": {"_id": "A", "require": ["x",]}}} // c')
+    result = cladelog_env.cli("graph", "validate", str(src))
+    assert result.exit_code == 2 and "invalid JSON" in result.stderr

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+import pytest
 from cladelog.graph_engine import build_tree
 from ge_helpers import Calls, concept, facts, free, make, tree
 
@@ -43,6 +45,79 @@ def test_q8_cast_only_when_the_flag_is_written() -> None:
     calls.emit("P::quiet", note=1)  # never writes its flag
     eng = make(tree(concept("Q", provider="P::quiet")), free({"_id": "o"}), calls, apply_cap=2)
     assert eng.cast_state() == {}
+
+
+def _q8_scenario(b_writes: int, async_a: bool, async_b: bool = False,
+                 watch: str = "ensure") -> dict[str, Any]:
+    # the audit's s_q8 (B writes v: 0) and s_q8b (B writes v: 2) scenarios: A is
+    # applicable at boot, and B's write lands while A's (async) apply is in flight
+    gate: dict[str, Any] = {"ensure": ["$v > 0"]} if watch == "ensure" else {"follow": ["v"]}
+    return {
+        "name": "q8",
+        "conceptTree": tree(concept("A", require=["v"], provider="P::a", **gate),
+                            concept("B", require=["v"], provider="P::b")),
+        "seed": free({"_id": "o", "v": 1}),
+        "providers": {
+            "P::a": {"kind": "emit", "async": async_a,
+                     "emit": {"$_id": "_parent", "A": True, "runs": {"__push": "${v}"}}},
+            "P::b": {"kind": "emit", "async": async_b,
+                     "emit": {"$_id": "_parent", "B": True, "v": b_writes}},
+        },
+        "steps": [],
+    }
+
+
+@pytest.mark.parametrize(("async_a", "async_b"), [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize(("b_writes", "final", "cast"), [
+    # the ensure still holds: A is applied once (the reference's result, and the sync one)
+    (2, {"A": True, "B": True, "_id": "o", "runs": [1], "v": 2}, ["A", "B"]),
+    # the ensure fails while A's apply is in flight: A is retracted once its flag lands,
+    # as a sync run retracts it when B writes (the flag is deleted silently, SPEC §1.8)
+    (0, {"B": True, "_id": "o", "runs": [1], "v": 0}, ["B"]),
+])
+def test_q8_an_async_apply_and_an_ensure_give_the_sync_result(
+        b_writes: int, final: dict[str, Any], cast: list[str], async_a: bool,
+        async_b: bool) -> None:
+    from cladelog.graph_engine import Engine, run_scenario
+
+    records: list[tuple[str, dict[str, Any]]] = []
+    out = run_scenario(_q8_scenario(b_writes, async_a, async_b),
+                       sink=lambda k, d: records.append((k, copy.deepcopy(d))))
+    assert out["final"] == {"o": final}
+    assert out["providerCalls"] == {"P::a": 1, "P::b": 1}
+    # the retraction is recorded: a replay (no provider) rebuilds the same facts and casts
+    replayed = Engine.replay(records)
+    assert replayed.cast_state() == {"o": cast}
+    assert replayed.digest() == records[-1][1]["digest"]
+
+
+@pytest.mark.parametrize("async_a", [False, True])
+def test_q8_the_late_retraction_is_the_usual_one(async_a: bool) -> None:
+    # SPEC §1.8: the flag goes silently, data facts written by the apply (provider and
+    # applyMutations) stay, and the cleaner runs once, on the facts of that moment (v: 0)
+    from cladelog.graph_engine import run_scenario
+
+    data = _q8_scenario(0, async_a)
+    a = data["conceptTree"]["childConcepts"]["A"]
+    a["cleaner"] = "P::clean"
+    a["applyMutations"] = {"$_id": "_parent", "am": {"__push": 1}}
+    data["providers"]["P::clean"] = {"kind": "emit",
+                                     "emit": {"$_id": "_parent", "cleaned": {"__push": "${v}"}}}
+    out = run_scenario(data)
+    assert out["final"] == {"o": {"B": True, "_id": "o", "v": 0, "runs": [1], "am": [1],
+                                  "cleaned": [0]}}
+    assert out["providerCalls"] == {"P::a": 1, "P::b": 1, "P::clean": 1}
+
+
+def test_q8_a_follow_while_in_flight_still_re_applies() -> None:
+    # follow re-applies even a cast concept when a followed fact changes: the in-flight
+    # apply read the old value, so the re-apply is kept (as in the sync run: 2 calls)
+    from cladelog.graph_engine import run_scenario
+
+    outs = [run_scenario(_q8_scenario(2, async_a, watch="follow")) for async_a in (False, True)]
+    for out in outs:
+        assert out["final"]["o"]["runs"] == [1, 2]
+        assert out["providerCalls"] == {"P::a": 2, "P::b": 1}
 
 
 def test_q9_free_seed_facts_are_indexed_and_patches_reach_them() -> None:
@@ -102,6 +177,43 @@ def test_18_provider_errors_are_recorded_and_missing_providers_rejected() -> Non
     calls.add("P::bad", lambda c: 1 / 0)
     eng = make(tree(concept("B", provider="P::bad")), free({"_id": "o"}), calls)
     assert facts(eng, "o")["divergent"][0]["message"].startswith("ZeroDivisionError")
+
+
+class _StrFails(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+class _StrAndReprFail(_StrFails):
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr either")
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_18_an_exception_whose_str_raises_is_still_an_error_fact(is_async: bool) -> None:
+    from cladelog.graph_engine import Engine
+
+    def raising(exc: Exception) -> Any:
+        if not is_async:
+            raise exc
+
+        async def later() -> Any:
+            raise exc
+
+        return later()
+
+    calls = Calls()
+    calls.add("P::s", lambda c: raising(_StrFails("x")))
+    calls.add("P::r", lambda c: raising(_StrAndReprFail("x")))
+    records: list[tuple[str, dict[str, Any]]] = []
+    eng = make(tree(concept("S", provider="P::s"), concept("R", provider="P::r")),
+               free({"_id": "o"}), calls, records=records)
+    messages = {d["concept"]: d["message"] for d in facts(eng, "o")["divergent"]}
+    # str() raised: repr() is used; both raised: the type name alone
+    assert messages == {"S": "_StrFails: _StrFails('x')", "R": "_StrAndReprFail"}
+    errors = [d for k, d in records if k == "provider_error"]
+    assert sorted(d["message"] for d in errors) == sorted(messages.values())
+    assert Engine.replay(records).digest() == eng.digest()
 
 
 def test_19_settle_cap_on_applies() -> None:

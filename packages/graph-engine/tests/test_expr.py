@@ -167,3 +167,65 @@ def test_no_python_escape_hatch() -> None:
     for src in ["__import__('os')", "eval('1')", "globals()", "$obj.__class__",
                 "''.__class__", "open('x')"]:
         assert ev(src) is UNDEFINED
+
+
+NEG0 = -0.0
+INF = math.inf
+NAN = math.nan
+
+
+@pytest.mark.parametrize(
+    ("src", "expected"),
+    [  # every expected value is what node 20 gives for the same source
+        ("-0", NEG0), ("1/-0", -INF), ("-0 - 0", NEG0), ("0 * -1", NEG0), ("-5 % 5", NEG0),
+        ("0 / -5", NEG0), ("-0 + 0", 0), ('(-1e92)/"-0"', INF), ('("-0") * (" 7 ")', NEG0),
+        ("([]) * (-47438.71428571428)", NEG0), ("-null", NEG0), ('+"-0"', NEG0),
+        ('Number("-0")', NEG0), ('parseFloat("-0xyz")', NEG0), ('parseInt("-0")', NEG0),
+        ('JSON.parse("-0")', NEG0),
+        ('JSON.parse("[-0, 12345678901234567890]")[1]', 1.2345678901234567e19),
+        ("Math.round(-0.5)", NEG0), ("Math.round(-0.4)", NEG0),
+        ("Math.round(-6.084075217308579e-13)", NEG0), ("Math.round(-0.6)", -1),
+        ("Math.round(2.5)", 3), ("Math.ceil(-0.5)", NEG0), ("Math.floor(-0)", NEG0),
+        ("Math.trunc(-0.5)", NEG0), ("Math.sign(-0)", NEG0), ("Math.sqrt(-0)", NEG0),
+        ("Math.cbrt(-0)", NEG0), ("Math.abs(-0)", 0), ("Math.min(0, -0)", NEG0),
+        ("Math.max(-0, 0)", 0), ("1/Math.round(-0.5)", -INF), ("1/Math.min(0, -0)", -INF),
+        ("1/Math.max(-0, 0)", INF), ("1/(-5 % 5)", -INF), ("(-0) ** -1", -INF),
+        ("Math.pow(-0, -2)", INF), ("(-0) ** 3", NEG0),
+        # a negative base with a non-integer exponent is NaN, overflowing or not
+        ("(-108350.78353251948) ** (923573.0667252266)", NAN),
+        ("(-738955.0899427321) ** (54953.57142857143)", NAN), ("(-0.5) ** -2001.5", NAN),
+        ("(-2) ** 0.5", NAN), ("(-10) ** 401", -INF), ("(-10) ** 400", INF),
+        ("1 ** Infinity", NAN), ("(-1) ** -Infinity", NAN), ("(-Infinity) ** -1", NEG0),
+        ("(-Infinity) ** 0.5", INF),
+        ("-0 === 0", True), ("-0 < 0", False), ('-0 ? "t" : "f"', "f"),
+        # formatting -0 gives "0"; toFixed writes a "-" only below zero
+        ("String(-0)", "0"), ('-0 + ""', "0"), ('[-0, 1] + ""', "0,1"),
+        ("(-0).toFixed(2)", "0.00"), ("(-0.001).toFixed(2)", "-0.00"),
+        ("(-0.5).toFixed(0)", "-1"),
+        ("JSON.stringify([-0, 1e16, 1e21, 1e-7, 0.1, 12345678901234567890])",
+         "[0,10000000000000000,1e+21,1e-7,0.1,12345678901234567000]"),
+        ("JSON.stringify({a: -0, b: [NaN, Infinity]})", '{"a":0,"b":[null,null]}'),
+    ],
+)
+def test_javascript_number_edges(src: str, expected: Any) -> None:
+    got = ev(src)
+    if type(expected) is float and expected != expected:
+        assert type(got) is float and got != got
+    elif type(expected) in (int, float):
+        assert type(got) in (int, float) and got == expected
+        assert math.copysign(1.0, got) == math.copysign(1.0, expected)  # the sign of zero
+    else:
+        assert got == expected and type(got) is type(expected)
+
+
+def test_negative_zero_is_stored_as_zero() -> None:
+    # facts are JSON: JSON.stringify(-0) is "0", and the log's canonical JSON writes 0
+    from cladelog.graph_engine import Engine
+
+    eng = Engine({"childConcepts": {}}, seed={"freeNodes": [{"_id": "o", "z": -0.0}]})
+    eng.mutate({"$$_id": "o", "m": ev("Math.round(-0.4)"), "l": [ev("-0")],
+                "d": {"k": ev("0 * -1")}})
+    got = eng.get("o")
+    assert got is not None
+    for value in (got["z"], got["m"], got["l"][0], got["d"]["k"]):
+        assert value == 0 and type(value) is int

@@ -110,6 +110,52 @@ def test_plain_text_reply_is_prose() -> None:
     assert got["NFactsDigest"] == sha("{}")
 
 
+BIG_REPLY = '{"n": 12345678901234567890, "i": 12345678901234567891, "g": 99999999999999999999}'
+
+
+@pytest.mark.parametrize("reply", [BIG_REPLY, {"n": 12345678901234567890,
+                                               "i": 12345678901234567891,
+                                               "g": 99999999999999999999}])
+def test_reply_integers_beyond_2_53_are_doubles(reply: Any) -> None:
+    # JSON.parse makes every number a double (node: 12345678901234567890 ===
+    # 1.2345678901234567e19, Math.round(99999999999999999999 / 10) * 10 === 1e20); an
+    # object reply is JSON-encoded first (SPEC §2), so it reads the same
+    c = concept("C", require=["text"], provider="LLM::complete",
+                prompt={"user": "${text}", "facts": {"n": {"type": "number"},
+                                                     "i": {"type": "int"},
+                                                     "g": {"grain": 10}}})
+    out = run_scenario({
+        "conceptTree": tree(c), "seed": {"freeNodes": [{"_id": "o", "text": "q"}]},
+        "providers": {"LLM::complete": {"kind": "llm", "replies": {"q": reply}}},
+    })
+    facts = out["final"]["o"]
+    assert "divergent" not in facts
+    assert facts["n"] == facts["i"] == 1.2345678901234567e19 and facts["g"] == 1e20
+    assert "CCanonMiss" not in facts and type(facts["n"]) is float
+    # the prose is the whole reply text: an object reply as JSON.stringify writes it
+    assert facts["CProse"] == (reply if type(reply) is str else (
+        '{"n":12345678901234567000,"i":12345678901234567000,"g":100000000000000000000}'))
+    # the facts digest is the RFC 8785 canonical JSON of the snapped facts (Q12)
+    assert facts["CFactsDigest"] == sha(
+        '{"g":100000000000000000000,"i":12345678901234567000,"n":12345678901234567000}')
+
+
+def test_a_client_returning_an_object_with_big_integers() -> None:
+    class Client:
+        def complete(self, system: str, user: str) -> Any:
+            return {"n": 2**64, "nested": [2**60, {"k": -(2**70)}], "prose": "p"}
+
+    provider = make_llm_provider(Client())
+    c = concept("C", require=["x"], provider="LLM::complete",
+                prompt={"user": "u", "facts": {"n": {"type": "number"}}})
+    eng = Engine(tree(c), providers={"LLM::complete": provider},
+                 seed={"freeNodes": [{"_id": "o", "x": 1}]})
+    eng.settle()
+    got = eng.get("o")
+    assert got is not None and "divergent" not in got
+    assert got["n"] == float(2**64) and got["CProse"] == "p"
+
+
 def test_no_model_client_is_a_recorded_error_not_a_crash() -> None:
     records: list[tuple[str, Any]] = []
     eng = Engine(tree(CLASSIFY), providers={"LLM::complete": make_llm_provider()},

@@ -126,8 +126,29 @@ def test_external_references_are_rejected_q22() -> None:
     ("tpl", "message"),
     [(5, "must be an object or a list"), ([5], r"template\[0\]: a template item"),
      ({"$$_id": 3}, r"\$\$_id: must be a non-empty string"),
-     ({"$_id": "nowhere:x"}, "does not resolve"), ({"v": {1, 2}}, "not a JSON value")],
+     ({"v": {1, 2}}, "not a JSON value")],
 )
 def test_bad_templates(tpl: Any, message: str) -> None:
     with pytest.raises(TemplateError, match=message):
         res(tpl)
+
+
+def test_unresolved_dollar_id_names_a_new_free_object() -> None:
+    # SPEC §1.10: a $_id that resolves to nothing is no id at all; the item becomes a new
+    # free object with a fresh id (rule 5), or takes its plain _id (rule 3); the reference
+    # does the same (with a random id, Q10: a deterministic one here)
+    warnings: list[str] = []
+    items = resolve_template([{"$_id": "_parent", "A": True},
+                              {"$_id": "_parent:parentSeg", "answeredBy": {"__push": "a"}},
+                              {"$_id": "nowhere:x", "_id": "k", "v": 1},
+                              {"$_id": "k", "w": 2}], "a", 5, lookup, kind_of,
+                             warnings=warnings)
+    assert items == [
+        {"id": "a", "create": None, "set": [["A", True]]},
+        {"id": "~5.1", "create": "free",
+         "set": [["_origin", "a"], ["answeredBy", {"__push": "a"}]]},
+        {"id": "k", "create": "free", "set": [["_origin", "a"], ["v", 1], ["w", 2]]},
+    ]
+    assert len(warnings) == 2 and "template[1].$_id: '_parent:parentSeg' does not resolve" \
+        in warnings[0]
+    assert res({"$_id": "nowhere:x", "v": 1})[0]["id"] == "~5.1"  # no warnings list: silent

@@ -122,3 +122,82 @@ def test_generated_workload_cast_counts() -> None:
 def test_generate_bounds(gen: dict[str, Any]) -> None:
     with pytest.raises(ScenarioError, match="generate"):
         run_scenario({"generate": gen})
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [  # each is refused before the engine boots, naming the field (SPEC §2 formats)
+        ({"config": {"applyCapp": 3}},
+         r"^scenario\.config\.applyCapp: unknown key \(allowed: applyCap, "),
+        ({"providers": {"P::x": {"kind": "emit"}}}, r"^providers\.P::x\.emit: required"),
+        ({"providers": {"P::x": {"kind": "emit", "emit": {}, "async": "yes"}}},
+         r"^providers\.P::x\.async: must be true or false, got 'yes'"),
+        ({"providers": {"P::x": {"kind": "none", "cache": 1}}},
+         r"^providers\.P::x\.cache: must be true or false"),
+        ({"providers": {"P::x": {"kind": "emit", "emit": {"a": "${=1 +}"}}}},
+         r"^providers\.P::x\.emit\.a: unexpected end of expression"),
+        ({"providers": {"P::x": {"kind": "emit", "emit": [{"a": ["x ${=$v +} y"]}]}}},
+         r"^providers\.P::x\.emit\[0\]\.a\[0\]: unexpected end of expression"),
+        ({"providers": {"P::x": {"kind": "cases", "cases": [
+            {"when": "true", "emit": {"a": "${=)}"}}]}}},
+         r"^providers\.P::x\.cases\[0\]\.emit\.a: "),
+        ({"providers": {"P::x": {"kind": "cases", "cases": [], "else": {"a": "${=(}"}}}},
+         r"^providers\.P::x\.else\.a: "),
+        ({"providers": {"P::x": {"kind": "emit", "emit": {}, "emitt": 1}}},
+         r"^providers\.P::x\.emitt: unknown key for kind 'emit'"),
+        ({"providers": {"Px": {"kind": "none"}}}, r"^providers\.Px: a provider is named"),
+        ({"providers": {"bad name::f": {"kind": "none"}}}, r"^providers\.bad name::f: "),
+        ({"steps": [{"op": "settle", "extra": 1}]},
+         r"^scenario\.steps\[0\]\.extra: unknown key for op 'settle'"),
+        ({"steps": [{"op": "mutate", "template": {}, "targte": "o"}]},
+         r"^scenario\.steps\[0\]\.targte: unknown key"),
+        ({"bogus": 1}, r"^scenario\.bogus: unknown key"),
+        ({"seed": {"freeNode": []}}, r"^scenario\.seed\.freeNode: unknown key"),
+    ],
+)
+def test_malformed_scenarios_are_refused_before_anything_runs(
+        bad: dict[str, Any], message: str) -> None:
+    records: list[tuple[str, Any]] = []
+    with pytest.raises(ScenarioError, match=message):
+        run_scenario(scenario(**bad), sink=lambda k, d: records.append((k, d)))
+    assert records == []  # nothing booted, nothing recorded
+
+
+def test_good_provider_specs_still_load() -> None:
+    out = run_scenario(scenario(
+        conceptTree=tree(concept("A", require=["v"], provider="P::a")),
+        seed={"freeNodes": [{"_id": "o", "v": 2}]},
+        providers={"P::a": {"kind": "emit", "async": False, "cache": False,
+                            "emit": {"$_id": "_parent", "A": True, "w": "${=$v * 2}",
+                                     "s": "${v}-${@id}", "t": "${ not an expression }"}}},
+        steps=[{"op": "mutate", "template": {"$$_id": "o", "x": 1}, "target": "o"},
+               {"op": "addConcept", "parent": None, "schema": {"_id": "B"}}]))
+    assert out["final"]["o"]["w"] == 4 and out["final"]["o"]["s"] == "2-o"
+
+
+@pytest.mark.parametrize(
+    ("step", "message"),
+    [({"op": "castConcept", "target": "nope", "concept": "A"},
+      "steps[1].cast.target: unknown object 'nope'"),
+     ({"op": "mutate", "template": {"$$_id": "o", "v": 1}, "target": "ghost"},
+      "steps[1].mutate.target: unknown object 'ghost'"),
+     ({"op": "patchConcept", "concept": "A", "updates": {"ensure": ["$v >"]}},
+      "steps[1] (patchConcept): tree.A.assert/ensure: unexpected end of expression at 4 in "
+      "'$v >'")],
+)
+def test_a_step_refused_mid_run_is_named_and_recorded(step: dict[str, Any],
+                                                      message: str) -> None:
+    records: list[tuple[str, Any]] = []
+    data = scenario(conceptTree=tree(concept("A", require=["v"])),
+                    seed={"freeNodes": [{"_id": "o", "v": 1}]},
+                    steps=[{"op": "mutate", "template": {"$$_id": "o", "v": 2}}, step])
+    with pytest.raises(ScenarioError) as info:
+        run_scenario(data, sink=lambda k, d: records.append((k, d)))
+    assert str(info.value) == message
+    # what ran is recorded (boot, step 0), then the failure, and nothing after it
+    kinds = [k for k, _ in records]
+    assert kinds.count("settled") == 2 and kinds[-1] == "run_failed"
+    assert records[-1][1] == {"step": 1, "op": step["op"], "message": message}
+    replayed = Engine.replay(records)
+    assert replayed.run_failed == records[-1][1]
+    assert replayed.digest() == records[-2][1]["digest"]

@@ -221,6 +221,15 @@ class TestPluginProviders:
         session.settle()
         assert session.engine.get("o")["n"] == 4  # len("abcd")
 
+    def test_validate_checks_against_plugin_providers(self, cladelog_env: Any) -> None:
+        from cladelog.graph_engine.sessions import plugin_providers
+        from cladelog.graph_engine.validate import registry_issues
+
+        raw = tree(concept("L", provider="Text::label"), concept("M", cleaner="Text::nope"))
+        issues = registry_issues(raw, plugin_providers(cladelog_env.deployment))
+        assert [(i.concept, i.kind, i.ref) for i in issues] == [
+            ("M", "provider-not-registered", "Text::nope")]
+
     def test_explicit_providers_override_plugin_ones(self, cladelog_env: Any) -> None:
         session = Session(cladelog_env.deployment, "q", tree(concept("L", require=["t"],
                                                                       provider="Text::label")),
@@ -279,6 +288,22 @@ class TestPacked:
         events = stream_events(cladelog_env, "s1")
         runs = [records[i:i + 3] for i in range(0, len(records), 3)]
         assert [e.data for e in events] == [pack_records(run) for run in runs]
+
+
+    def test_a_failed_run_is_recorded_unpacked(self, cladelog_env: Any) -> None:
+        from cladelog.graph_engine import ScenarioError
+
+        data = {"conceptTree": tree(concept("A", require=["v"])),
+                "seed": {"freeNodes": [{"_id": "o", "v": 1}]},
+                "steps": [{"op": "unCastConcept", "target": "o", "concept": "Zed"}]}
+        with pytest.raises(ScenarioError, match=r"^steps\[0\]\.uncast\.concept: unknown "):
+            run_recorded_scenario(cladelog_env.deployment, data, "pf")
+        events = stream_events(cladelog_env, "pf")
+        assert events[-1].type == "graph_engine.run_failed"
+        assert {e.type for e in events[:-1]} == {"graph_engine.records_packed"}
+        row = cladelog_env.state("graph_engine.sessions")["sessions"]["pf"]
+        assert row["status"] == "failed"
+        assert replay_session(cladelog_env.deployment, "pf").run_failed == events[-1].data
 
 
 def test_encoded_records_pack_like_pack_records() -> None:

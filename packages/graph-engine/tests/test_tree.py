@@ -112,8 +112,21 @@ def test_folder_duplicate_stem_is_an_error(tmp_path: Path) -> None:
 
 
 def test_folder_without_its_concept_file(tmp_path: Path) -> None:
+    (tmp_path / "A.json").write_text("{}")
     (tmp_path / "X").mkdir()
-    with pytest.raises(ConceptTreeError, match=r"has no X\.json"):
+    with pytest.raises(ConceptTreeError, match=r"child concepts of 'X', but there is no "
+                                               r"X\.json beside it"):
+        load_tree(tmp_path)
+
+
+def test_a_folder_of_sets_is_named_as_such(tmp_path: Path) -> None:
+    # a concept map on disk (one folder per set) is not one set: say so, not "no main.json"
+    for name in ("main", "extra"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "A.json").write_text("{}")
+    with pytest.raises(ConceptTreeError, match=r"only the folder\(s\) extra, main: is it a "
+                                               r"folder of concept sets\? Give one set's "
+                                               r"folder"):
         load_tree(tmp_path)
 
 

@@ -122,3 +122,15 @@ def test_each_finding_once_and_messages_name_the_concept() -> None:
     for issue in ring.errors + marker.warnings:
         assert issue.message.startswith(f"{issue.concept}: ")
     assert ring.to_json()["errors"][0]["ref"] is None
+
+
+def test_provider_names_must_read_ns_fn() -> None:
+    # SPEC §0 row 18: a provider that is missing is a load error; one whose name is not
+    # "Ns::fn" can never be registered, whatever the registry (checked with no palette too)
+    t = tree(concept("A", provider="bad name"), concept("B", provider=["Nope", 1]),
+             concept("C", cleaner="A::b::c"), concept("D", onCast="Ok::fine"),
+             concept("E", provider="::f"))
+    report = validate_tree(t)
+    assert sorted((i.concept, i.kind, i.ref) for i in report.errors) == [
+        ("A", "provider-name", "bad name"), ("B", "provider-name", "Nope"),
+        ("C", "provider-name", "A::b::c"), ("E", "provider-name", "::f")]

@@ -48,7 +48,10 @@ def run_cmd(scenario: str, out: str | None, session_id: str | None) -> None:
     """Run a SPEC §2 scenario as a recorded session and print its expected output.
 
     Every engine record becomes a graph_engine.* event on stream graph.<ID>; a 'reload'
-    step rebuilds the engine from the log.
+    step rebuilds the engine from the log. A malformed scenario (unknown keys, a bad
+    provider spec, a substitution that does not parse, ...) is refused before anything is
+    recorded; a step refused mid-run (e.g. an unknown target) is recorded as a
+    graph_engine.run_failed event after what the run did, and named in the error (exit 2).
     """
     import json
     from pathlib import Path
@@ -87,7 +90,8 @@ def run_cmd(scenario: str, out: str | None, session_id: str | None) -> None:
 @graph.command("validate")
 @click.argument("tree", metavar="TREE")
 @click.option("--palette", "palette", multiple=True, metavar="NS::FN",
-              help="A provider name allowed in the tree (repeatable; default: no check).")
+              help="A provider name allowed in the tree (repeatable). Default: the "
+                   "providers the deployment's plugins register; any other is an error.")
 @click.option("--strict", is_flag=True,
               help="Providers outside the palette and unknown references are errors.")
 @click.option("--known-fact", "known_facts", multiple=True, metavar="KEY",
@@ -102,14 +106,20 @@ def validate_cmd(tree: str, palette: tuple[str, ...], strict: bool,
 
     Reports the loader's errors and the four passes of SPEC §1.14 (facts and synonym rings,
     per-concept checks, stratification, interface coherence) as errors and warnings.
+    Provider, cleaner and onCast names must always read 'Ns::fn'. Without --palette, each
+    must be registered by an enabled plugin (graph_engine_providers), as a session needs
+    at load; a scenario's or a program's own providers are named with --palette instead
+    (then a name outside it is a warning, an error with --strict).
     Exit 0 without errors, 1 with errors, 2 when TREE cannot be read.
     """
     import json
     import sys
 
+    from cladelog.core.cli import pass_deployment
+
     from .errors import GraphEngineError
     from .tree import load_tree
-    from .validate import validate_tree
+    from .validate import ValidationReport, registry_issues, validate_tree
 
     try:
         raw = load_tree(tree)
@@ -118,6 +128,21 @@ def validate_cmd(tree: str, palette: tuple[str, ...], strict: bool,
     report = validate_tree(raw, palette=palette or None, strict=strict,
                            known_facts=known_facts or None,
                            flag_continuous_gates=continuous_gates)
+    if not palette and not any(i.kind == "load" for i in report.errors):
+
+        @pass_deployment
+        def registered(dep: Any) -> list[str]:
+            from .sessions import plugin_providers
+
+            try:
+                found = plugin_providers(dep)
+            except GraphEngineError as exc:
+                _fail_input(exc)
+                raise  # pragma: no cover - _fail_input exits
+            return sorted(found)
+
+        extra = registry_issues(raw, registered())  # type: ignore[call-arg]
+        report = ValidationReport(report.errors + tuple(extra), report.warnings)
     if as_json:
         click.echo(json.dumps(report.to_json(), sort_keys=True, ensure_ascii=False))
     else:
@@ -134,8 +159,13 @@ def validate_cmd(tree: str, palette: tuple[str, ...], strict: bool,
 @click.argument("session_id", metavar="SESSION")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def replay_cmd(session_id: str, as_json: bool) -> None:
-    """Rebuild SESSION from the log (no provider runs); print its final digest and counts."""
+    """Rebuild SESSION from the log (no provider runs); print its final digest and counts.
+
+    Exit 1 when the recorded run failed at a step (a graph_engine.run_failed event): the
+    state printed is where it stopped, not a completed run.
+    """
     import json
+    import sys
 
     from cladelog.core.cli import pass_deployment
 
@@ -150,13 +180,20 @@ def replay_cmd(session_id: str, as_json: bool) -> None:
         except GraphEngineError as exc:
             _fail_input(exc)
         facts = engine.facts()
+        failed = engine.run_failed
         doc = {"session": session_id, "revision": engine.revision, "digest": engine.digest(),
                "objects": len(facts),
-               "facts": sum(len([k for k in f if k != "_rev"]) for f in facts.values())}
+               "facts": sum(len([k for k in f if k != "_rev"]) for f in facts.values()),
+               "failed": failed}
         if as_json:
             click.echo(json.dumps(doc, sort_keys=True))
         else:
             click.echo(f"session {session_id}: revision {doc['revision']}, {doc['objects']} "
                        f"object(s), {doc['facts']} fact(s), digest {doc['digest']}")
+            if failed is not None:
+                click.echo(f"session {session_id}: the run FAILED ({failed['message']}); "
+                           f"the state above is where it stopped")
+        if failed is not None:
+            sys.exit(1)
 
     body()  # type: ignore[call-arg]

@@ -48,6 +48,14 @@ _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 _NOT_FAST: Final = frozenset({"_id", "_parent", "_incoming", "_outgoing"})  # need the resolver
 
 
+_CONFIG_FIELDS: Final = {
+    "applyCap": "apply_cap",
+    "maxAppliesPerSettle": "max_applies_per_settle",
+    "maxCreatedPerSettle": "max_created_per_settle",
+    "maxRevisions": "max_revisions",
+}
+
+
 @attrs.frozen
 class EngineConfig:
     """Engine limits.
@@ -65,17 +73,15 @@ class EngineConfig:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> EngineConfig:
-        """Build from ``{"applyCap", "maxAppliesPerSettle", "maxCreatedPerSettle"}``."""
-        fields = {
-            "applyCap": "apply_cap",
-            "maxAppliesPerSettle": "max_applies_per_settle",
-            "maxCreatedPerSettle": "max_created_per_settle",
-            "maxRevisions": "max_revisions",
-        }
+        """Build from ``{"applyCap", "maxAppliesPerSettle", "maxCreatedPerSettle",
+        "maxRevisions"}``; any other key is an error (a misspelt limit must not be
+        ignored)."""
+        fields = _CONFIG_FIELDS
         kwargs: dict[str, int] = {}
         for key, value in data.items():
             if key not in fields:
-                continue
+                raise GraphEngineError(f"config.{key}: unknown key (allowed: "
+                                       f"{', '.join(fields)})")
             if type(value) is not int or value < 1:
                 raise GraphEngineError(f"config.{key}: must be a positive integer, got {value!r}")
             kwargs[fields[key]] = value
@@ -191,6 +197,10 @@ class Engine:
         self._cast_queue: deque[tuple[str, str, bool]] = deque()
         self._mutations: deque[tuple[Any, str | None, dict[str, Any]]] = deque()
         self._pending: list[_Async] = []
+        # (object id, concept id) -> async provider applies in flight; and those of them
+        # on which an ensure callback fired meanwhile (Q8, see _complete_async)
+        self._inflight: dict[tuple[str, str], int] = {}
+        self._fired_inflight: set[tuple[str, str]] = set()
         self._deferred: list[Callable[[], None]] = []
         self._rev = 0
         self._apply_seq = 0
@@ -218,10 +228,18 @@ class Engine:
         self.provider_calls: dict[str, int] = {}
         self.warnings: list[str] = []
         self.last_settle: SettleReport | None = None
+        # the data of the last ``run_failed`` record (a scenario step failed), or None
+        self.run_failed: dict[str, Any] | None = None
 
     def _emit(self, kind: str, data: dict[str, Any]) -> None:
         if self._sink is not None and not self._replaying:
             self._sink(kind, data)
+
+    def _record_failure(self, data: dict[str, Any]) -> None:
+        """Record that the run driving this engine failed (``run_failed``: a scenario step
+        was refused); the engine's state is unchanged and stays usable."""
+        self.run_failed = data
+        self._emit("run_failed", data)
 
     def _lookup(self, oid: str) -> FactView | None:
         obj = self._objects.get(oid)
@@ -416,7 +434,8 @@ class Engine:
         else:
             items = None
         if items is None:
-            items = resolve_template(template, target, rev, self._lookup, self._kind_of)
+            items = resolve_template(template, target, rev, self._lookup, self._kind_of,
+                                     warnings=self.warnings)
         record = {"rev": rev, "target": target, "items": items, "cause": cause}
         self._rev = rev
         self._emit("mutation_applied", record)
@@ -674,6 +693,10 @@ class Engine:
         c = self._tree.concepts.get(cid)
         if obj is None or c is None:
             return
+        if kind == "ensure" and self._inflight:
+            key = (watcher, cid)
+            if key in self._inflight:  # re-tested when that apply lands (_complete_async)
+                self._fired_inflight.add(key)
         mapped = c.name is not None and obj.mapped.get(c.name) == cid
         applicable = self._applicable(obj, c)
         if kind == "follow":
@@ -821,6 +844,9 @@ class Engine:
             return
         if result is not None and inspect.isawaitable(result):
             self._pending.append(_Async(obj.id, c.id, ref, role, apply_id, was_mapped, result))
+            if role == "provider":
+                key = (obj.id, c.id)
+                self._inflight[key] = self._inflight.get(key, 0) + 1
             return
         self._provider_done(obj.id, c, ref, role, apply_id, was_mapped, result)
 
@@ -864,7 +890,7 @@ class Engine:
 
     def _provider_failed(self, oid: str, c: Concept, provider: str, role: str, apply_id: str,
                          exc: BaseException) -> None:
-        message = f"{type(exc).__name__}: {exc}"
+        message = _describe_exception(exc)
         if len(message) > 500:
             message = message[:497] + "..."
         self._emit("provider_error", {"object": oid, "concept": c.id, "provider": provider,
@@ -876,12 +902,38 @@ class Engine:
                                 {"kind": "error", "object": oid, "concept": c.id,
                                  "apply": apply_id})
 
+    def _landed(self, entry: _Async) -> bool:
+        """Drop a finished async apply from the in-flight table; True when an ensure
+        callback of its concept fired on its object while it was in flight."""
+        if entry.role != "provider":
+            return False
+        key = (entry.object_id, entry.concept_id)
+        left = self._inflight.get(key, 0) - 1
+        fired = key in self._fired_inflight
+        if left > 0:
+            self._inflight[key] = left
+        else:
+            self._inflight.pop(key, None)
+            self._fired_inflight.discard(key)
+        return fired
+
     def _complete_async(self, entry: _Async, result: Any) -> None:
+        # Q8: the concept is cast when the flag is written. While this apply was in flight,
+        # an ensure callback could only see the concept un-cast: a cast it queued was
+        # skipped (see _run), and a retraction it would have made is made now, once the
+        # apply has landed, exactly as it would have been made after a synchronous apply.
+        fired = self._landed(entry)
         c = self._tree.concepts.get(entry.concept_id)
         if c is None:
             return
         self._provider_done(entry.object_id, c, entry.ref, entry.role, entry.apply_id,
                             entry.was_mapped, result)
+        if fired:
+            obj = self._objects.get(entry.object_id)
+            if (obj is not None and c.name is not None and obj.mapped.get(c.name) == c.id
+                    and not self._applicable(obj, c)):
+                self._uncast_concept(obj, c, permanent=False)
+                self._unstable[obj.id] = None
 
     # ------------------------------------------------------------------ stabilization
 
@@ -931,6 +983,8 @@ class Engine:
                             target.mapped.get(concept.name) == cid
                         ):
                             continue
+                        if not force and (oid, cid) in self._inflight:
+                            continue  # Q8: that apply is in flight (see _complete_async)
                         self._apply(target, concept)
                     if self._pending:
                         batch, self._pending = self._pending, []
@@ -988,6 +1042,7 @@ class Engine:
                 asyncio.run(self._drain(batch))
             else:
                 for entry in batch:
+                    self._landed(entry)
                     if inspect.iscoroutine(entry.awaitable):
                         entry.awaitable.close()
                 raise GraphEngineError("settle: called inside a running event loop; use asettle")
@@ -1558,6 +1613,8 @@ class Engine:
             self._restore(int(data["to"]))
         elif kind == "provider_error":
             pass
+        elif kind == "run_failed":
+            self.run_failed = dict(data)
         else:
             raise ReplayError(f"records[{pos}]: unknown record type {kind!r}")
 
@@ -1616,6 +1673,28 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+def _describe_exception(exc: BaseException) -> str:
+    """``"<type>: <str(exc)>"`` for a provider error; an exception whose ``str()`` raises
+    falls back to its ``repr()``, then to its type name alone (a provider's exception must
+    never stop a settle). Text that is not valid UTF-8 (lone surrogates) is escaped."""
+    name = type(exc).__name__
+    try:
+        text = str(exc)
+    except Exception:
+        try:
+            text = repr(exc)
+        except Exception:
+            return name
+    if type(text) is not str:  # pragma: no cover - str() and repr() always give a str
+        return name
+    message = f"{name}: {text}"
+    try:
+        message.encode("utf-8")
+    except UnicodeEncodeError:
+        message = message.encode("utf-8", "backslashreplace").decode("utf-8")
+    return message
 
 
 def _make_quiet(obj: GraphObject, cid: str, name: str | None, key: str) -> None:

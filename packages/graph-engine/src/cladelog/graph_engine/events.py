@@ -34,6 +34,7 @@ __all__ = [
     "ProviderErrorRecorded",
     "RecordsPacked",
     "RolledBack",
+    "RunFailed",
     "Seeded",
     "Settled",
     "TreeLoaded",
@@ -178,6 +179,18 @@ class Checkpoint:
 
 
 @attrs.frozen
+class RunFailed:
+    """``graph_engine.run_failed``: the run recorded on this stream stopped at a refused
+    step (``step`` is its index in the scenario's ``steps``, ``op`` its op, ``message`` the
+    one-line error). What the run did before is recorded ahead of it; nothing follows.
+    Never packed."""
+
+    step: int
+    op: str
+    message: str
+
+
+@attrs.frozen
 class RecordsPacked:
     """``graph_engine.records_packed``: a run of engine records in one event.
 
@@ -206,6 +219,7 @@ _PAYLOADS: Final[dict[str, tuple[type, str]]] = {
     "settled": (Settled, "a settle ended; digests of facts and cast state"),
     "rolled_back": (RolledBack, "the engine went back to a settle snapshot"),
     "checkpoint": (Checkpoint, "the whole state after a settle (a replay may start here)"),
+    "run_failed": (RunFailed, "the run stopped at a refused scenario step"),
 }
 
 #: The engine record types, in the order of the table in ``docs/semantics.md``.

@@ -32,6 +32,7 @@ from .jsvalue import (
     is_number,
     js_add,
     js_compare,
+    js_json_int,
     js_json_stringify,
     js_loose_eq,
     js_num,
@@ -498,6 +499,8 @@ def _to_fixed(value: float | int, digits: Any) -> str:
     f = float(value)
     if f != f or abs(f) >= 1e21:
         return to_string(value)
+    if f == 0:
+        f = 0.0  # (-0).toFixed(2) is "0.00" (only a value below zero gets a "-")
     from decimal import ROUND_HALF_UP, Decimal
 
     quant = Decimal(1).scaleb(-d)
@@ -559,18 +562,32 @@ def _math_fn(name: str, fn: Callable[..., float]) -> JSFunction:
     return JSFunction(name, call)
 
 
+def _odd_integer(b: float) -> bool:
+    return b.is_integer() and int(b) % 2 == 1
+
+
 def _js_pow(a: float, b: float) -> float:
+    """``Math.pow`` / ``**`` (ECMAScript Number::exponentiate)."""
     if b != b:
         return math.nan
     if b == 0:
         return 1.0
+    if a != a:
+        return math.nan
+    if b in (math.inf, -math.inf) and abs(a) == 1:
+        return math.nan  # 1 ** Infinity is NaN (Python says 1)
+    if a < 0 and a != -math.inf and b not in (math.inf, -math.inf) and not b.is_integer():
+        return math.nan  # a negative finite base with a non-integer exponent
+    if a == 0 and b < 0:  # Python raises; JavaScript gives +-Infinity
+        negative = math.copysign(1.0, a) < 0 and _odd_integer(b)
+        return -math.inf if negative else math.inf
     try:
         result = a**b
-    except ZeroDivisionError:
+    except ZeroDivisionError:  # pragma: no cover - zero bases are handled above
         return math.inf
     except OverflowError:
-        return math.inf if a > 0 or (float(b).is_integer() and int(b) % 2 == 0) else -math.inf
-    if isinstance(result, complex):
+        return -math.inf if a < 0 and _odd_integer(b) else math.inf
+    if isinstance(result, complex):  # pragma: no cover - negative bases are handled above
         return math.nan
     return float(result)
 
@@ -578,13 +595,19 @@ def _js_pow(a: float, b: float) -> float:
 def _js_max(*args: float) -> float:
     if any(a != a for a in args):
         return math.nan
-    return max(args, default=-math.inf)
+    found = max(args, default=-math.inf)
+    if found == 0 and any(a == 0 and math.copysign(1.0, a) > 0 for a in args):
+        return 0.0  # +0 is above -0
+    return found
 
 
 def _js_min(*args: float) -> float:
     if any(a != a for a in args):
         return math.nan
-    return min(args, default=math.inf)
+    found = min(args, default=math.inf)
+    if found == 0 and any(a == 0 and math.copysign(1.0, a) < 0 for a in args):
+        return -0.0  # -0 is below +0
+    return found
 
 
 def _js_log(x: float, fn: Callable[[float], float]) -> float:
@@ -598,24 +621,24 @@ def _js_log(x: float, fn: Callable[[float], float]) -> float:
 
 
 def _sign(x: float) -> float:
-    if x != x:
-        return math.nan
+    if x != x or x == 0:
+        return x  # NaN, and a zero keeps its sign
     return float((x > 0) - (x < 0))
 
 
-def _trunc(x: float) -> float:
-    if x != x or x in (math.inf, -math.inf):
-        return x
-    return float(math.trunc(x))
+def _integral_of(fn: Callable[[float], int]) -> Callable[[float], float]:
+    """``Math.ceil``/``floor``/``trunc``: a zero result of a negative argument is ``-0``."""
 
-
-def _ceil_floor(fn: Callable[[float], int]) -> Callable[[float], float]:
     def run(x: float) -> float:
-        if x != x or x in (math.inf, -math.inf):
+        if x != x or x in (math.inf, -math.inf) or x == 0:
             return x
-        return float(fn(x))
+        result = float(fn(x))
+        return -0.0 if result == 0 and x < 0 else result
 
     return run
+
+
+_trunc: Final = _integral_of(math.trunc)
 
 
 _MATH: Final = _Namespace(
@@ -627,8 +650,8 @@ _MATH: Final = _Namespace(
         "LN10": math.log(10),
         "SQRT2": math.sqrt(2),
         "abs": _math_fn("abs", abs),
-        "ceil": _math_fn("ceil", _ceil_floor(math.ceil)),
-        "floor": _math_fn("floor", _ceil_floor(math.floor)),
+        "ceil": _math_fn("ceil", _integral_of(math.ceil)),
+        "floor": _math_fn("floor", _integral_of(math.floor)),
         "round": JSFunction("round", lambda *a: js_round(_arg(a, 0))),
         "trunc": _math_fn("trunc", _trunc),
         "sign": _math_fn("sign", _sign),
@@ -654,7 +677,7 @@ def _json_parse(*args: Any) -> Any:
     if len(text) > MAX_SOURCE * 64:
         raise JSRuntimeError("JSON.parse input too large")
     try:
-        return json.loads(text, parse_int=lambda s: js_num(int(s)),
+        return json.loads(text, parse_int=js_json_int,
                           parse_constant=lambda s: _raise_json(s))
     except (ValueError, RecursionError) as exc:
         raise JSRuntimeError(f"JSON.parse: {exc}") from None

@@ -25,9 +25,11 @@ __all__ = [
     "UNDEFINED",
     "JSFunction",
     "Undefined",
+    "is_negative_zero",
     "is_number",
     "js_add",
     "js_compare",
+    "js_json_int",
     "js_json_stringify",
     "js_loose_eq",
     "js_num",
@@ -88,15 +90,36 @@ def is_number(value: Any) -> bool:
 
 
 def js_num(value: float | int) -> float | int:
-    """Normalize a numeric result: integral doubles in the safe range become ``int``."""
+    """Normalize a numeric result: integral doubles in the safe range become ``int``.
+
+    Negative zero stays the float ``-0.0`` (JavaScript keeps the sign of zero: ``1/-0`` is
+    ``-Infinity``); facts never hold it (:func:`to_fact_value` stores ``0``).
+    """
     if type(value) is int:
         if -MAX_SAFE <= value <= MAX_SAFE:
             return value
         return float(value)
     f = float(value)
     if f == f and f not in (math.inf, -math.inf) and f.is_integer() and abs(f) <= MAX_SAFE:
-        return int(f)
+        if f or math.copysign(1.0, f) > 0:
+            return int(f)
+        return f  # -0.0
     return f
+
+
+def is_negative_zero(value: Any) -> bool:
+    """True for the float ``-0.0``."""
+    return type(value) is float and value == 0 and math.copysign(1.0, value) < 0
+
+
+def js_json_int(text: str) -> float | int:
+    """An integer literal of JSON text as ``JSON.parse`` reads it: a double, so one beyond
+    the safe range loses its low digits (``12345678901234567890`` is
+    ``1.2345678901234567e19``), and ``-0`` is negative zero."""
+    value = int(text)
+    if value == 0 and text.startswith("-"):
+        return -0.0
+    return js_num(value)
 
 
 def truthy(value: Any) -> bool:
@@ -313,7 +336,10 @@ def js_round(value: Any) -> float | int:
     if x != x or x in (math.inf, -math.inf):
         return x
     floor = math.floor(x)
-    return js_num(float(floor + 1 if x - floor >= 0.5 else floor))
+    rounded = floor + 1 if x - floor >= 0.5 else floor
+    if rounded == 0 and (x < 0 or math.copysign(1.0, x) < 0):
+        return -0.0  # Math.round(-0.4) and Math.round(-0) are -0
+    return js_num(float(rounded))
 
 
 def js_parse_float(value: Any) -> float | int:
@@ -352,7 +378,10 @@ def js_parse_int(value: Any, radix: Any = UNDEFINED) -> float | int:
         end += 1
     if end == 0:
         return math.nan
-    return js_num(sign * int(lowered[:end], base))
+    value = int(lowered[:end], base)
+    if value == 0 and sign < 0:
+        return -0.0  # parseInt("-0") is -0
+    return js_num(sign * value)
 
 
 def js_same(left: Any, right: Any) -> bool:
@@ -380,25 +409,60 @@ def js_same(left: Any, right: Any) -> bool:
 
 
 def js_json_stringify(value: Any) -> Any:
-    """``JSON.stringify`` without indentation; ``undefined`` for unencodable values."""
+    """``JSON.stringify`` without indentation; ``undefined`` for unencodable values.
+
+    Numbers are formatted as JavaScript does (``1e21``, ``10000000000000000``, ``1e-7``,
+    ``-0`` as ``0``); non-finite numbers become ``null``.
+    """
     if value is UNDEFINED or isinstance(value, JSFunction):
         return UNDEFINED
-    return json.dumps(_jsonable(value), ensure_ascii=False, separators=(",", ":"))
+    parts: list[str] = []
+    _encode(value, parts, 0)
+    return "".join(parts)
 
 
-def _jsonable(value: Any) -> Any:
-    if is_number(value):
+_encode_str: Final = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _encode(value: Any, out: list[str], depth: int) -> None:
+    if depth > 1000:
+        raise ValueError("JSON.stringify: nested too deeply")
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif type(value) is str:
+        out.append(_encode_str(value))
+    elif type(value) is int or type(value) is float:
         f = float(value)
-        if f != f or f in (math.inf, -math.inf):
-            return None
-        return js_num(value)
-    if type(value) is list:
-        return [_jsonable(None if v is UNDEFINED or isinstance(v, JSFunction) else v)
-                for v in value]
-    if type(value) is dict:
-        return {k: _jsonable(v) for k, v in value.items()
-                if v is not UNDEFINED and not isinstance(v, JSFunction)}
-    return value
+        out.append("null" if f != f or f in (math.inf, -math.inf) else _format_number(value))
+    elif type(value) is list:
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            if item is UNDEFINED or isinstance(item, JSFunction):
+                out.append("null")
+            else:
+                _encode(item, out, depth + 1)
+        out.append("]")
+    elif type(value) is dict:
+        out.append("{")
+        first = True
+        for key, item in value.items():
+            if item is UNDEFINED or isinstance(item, JSFunction):
+                continue
+            if not first:
+                out.append(",")
+            first = False
+            out.append(_encode_str(key if type(key) is str else to_string(key)))
+            out.append(":")
+            _encode(item, out, depth + 1)
+        out.append("}")
+    else:
+        out.append("{}")  # another object (a namespace): no enumerable own properties
 
 
 def to_fact_value(value: Any, path: str, depth: int = 0) -> Any:
@@ -418,6 +482,8 @@ def to_fact_value(value: Any, path: str, depth: int = 0) -> Any:
         f = float(value)
         if f != f or f in (math.inf, -math.inf):
             return None
+        if f == 0:
+            return 0  # -0 is stored as 0, as JSON and the log keep it
         return js_num(value)
     if tp is list or tp is tuple:
         return [

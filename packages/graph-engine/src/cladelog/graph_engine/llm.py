@@ -26,7 +26,7 @@ from typing import Any, Final, Protocol
 from .canon import FactSpec, canon_facts, compile_fact_schema, digest
 from .engine import Provider, ProviderCall
 from .errors import GraphEngineError
-from .jsvalue import UNDEFINED, js_json_stringify, to_string
+from .jsvalue import UNDEFINED, js_json_int, js_json_stringify, js_num, to_string
 
 __all__ = [
     "LLM_PROVIDER",
@@ -57,7 +57,8 @@ class NoModelClient:
 
 
 class ScriptedClient:
-    """Replies looked up by the interpolated user prompt; object replies are JSON-encoded.
+    """Replies looked up by the interpolated user prompt; object replies are JSON-encoded
+    (as ``JSON.stringify`` does: a number beyond 2**53 is a double).
 
     ``default`` answers unknown prompts (None: an unknown prompt is an error). ``calls``
     counts the prompts asked; ``asked`` lists them in order.
@@ -79,7 +80,8 @@ class ScriptedClient:
             raise GraphEngineError(f"llm: no scripted reply for prompt {user!r}")
         if isinstance(reply, str):
             return reply
-        return json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
+        text = js_json_stringify(_js_numbers(reply))
+        return text if type(text) is str else ""
 
 
 def interpolate(template: Any, call: ProviderCall) -> str:
@@ -100,13 +102,31 @@ def interpolate(template: Any, call: ProviderCall) -> str:
     return _PLACEHOLDER.sub(fill, text)
 
 
+def _js_numbers(value: Any, depth: int = 0) -> Any:
+    """A reply's numbers as JavaScript holds them: every number is a double, so an integer
+    beyond the safe range becomes a float (as :func:`js_json_int` reads JSON text)."""
+    tp = type(value)
+    if tp is int:
+        return js_num(value)
+    if depth > 64:
+        return value
+    if tp is list or tp is tuple:
+        return [_js_numbers(v, depth + 1) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _js_numbers(v, depth + 1) for k, v in value.items()}
+    return value
+
+
 def _parse_reply(reply: Any) -> tuple[dict[str, Any], str]:
+    """``(raw facts, reply text)``: the reply read as ``JSON.parse`` would (numbers are
+    doubles, so 12345678901234567890 is 1.2345678901234567e19), when it is an object."""
     if isinstance(reply, Mapping):
-        raw = dict(reply)
-        return raw, json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
+        raw = _js_numbers(reply)
+        text = js_json_stringify(raw)
+        return raw, text if type(text) is str else ""
     text = to_string(reply)
     try:
-        parsed = json.loads(text)
+        parsed = json.loads(text, parse_int=js_json_int)
     except (ValueError, RecursionError):
         return {}, text
     return (parsed, text) if type(parsed) is dict else ({}, text)

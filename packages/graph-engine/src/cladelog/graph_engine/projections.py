@@ -29,6 +29,8 @@ def _fold(row: dict[str, Any], kind: str, data: Any) -> None:
         row["status"] = "running"
     elif kind == "provider_error":
         row["errors"] += 1
+    elif kind == "run_failed":
+        row["status"] = "failed"
     elif kind == "settled" and isinstance(data, dict):
         row["settles"] += 1
         row["status"] = "capped" if data.get("capped") else "settled"
@@ -40,7 +42,8 @@ def apply_sessions(state: dict[str, Any], event: RecordedEvent) -> dict[str, Any
     """Count a session's records; keep its status, last settled revision and digest.
 
     ``status`` is ``running`` after a (re)load, then ``settled`` or ``capped`` (a per-settle
-    cap stopped the last settle).
+    cap stopped the last settle), or ``failed`` (a ``run_failed`` record: a scenario step
+    was refused).
     """
     row = _row(state, event.stream)
     if event.type == _PACKED:

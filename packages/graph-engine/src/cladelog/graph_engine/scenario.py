@@ -16,6 +16,7 @@ from .engine import Engine, EngineConfig, Provider, ProviderCall, RecordSink, fa
 from .errors import GraphEngineError, ScenarioError
 from .expr import compile_expression
 from .jsvalue import UNDEFINED, js_json_stringify, to_string
+from .tree import PROVIDER_NAME
 
 if TYPE_CHECKING:
     from .provider_cache import ProviderCache
@@ -40,6 +41,13 @@ _STEP_OPS: Final = frozenset({
     "mutate", "patchConcept", "addConcept", "deleteConcept", "castConcept", "unCastConcept",
     "reload", "settle",
 })
+#: The keys of a scenario file (SPEC §2 and §3; ``name`` and ``description`` label it).
+_TOP_KEYS: Final = ("name", "description", "conceptTree", "seed", "config", "providers",
+                    "steps", "generate")
+_SEED_KEYS: Final = ("nodes", "segments", "freeNodes")
+#: The keys each built-in provider kind takes (besides ``kind``, ``async`` and ``cache``).
+_KIND_KEYS: Final = {"emit": ("emit",), "cases": ("cases", "else"), "none": (),
+                     "llm": ("replies", "defaultReply")}
 
 
 # ----------------------------------------------------------------------------- substitution
@@ -134,15 +142,79 @@ def substitute(value: Any, call: ProviderCall) -> Any:
 # ----------------------------------------------------------------------------- providers
 
 
+def _check_substitutions(value: Any, where: str, depth: int = 0) -> None:
+    """Compile every ``${=EXPR}`` in the string values of an emitted template, so that a
+    syntax error is an error at load, naming the value's path (not a silent ``undefined``
+    at run time)."""
+    if depth > 64:
+        raise ScenarioError(f"{where}: template nested too deeply")
+    tp = type(value)
+    if tp is str:
+        for _, _, body in _placeholders(value):
+            if body.startswith("="):
+                try:
+                    compile_expression(body[1:], where)
+                except GraphEngineError as exc:
+                    raise ScenarioError(str(exc)) from None
+    elif tp is dict:
+        for key, item in value.items():
+            _check_substitutions(item, f"{where}.{key}", depth + 1)
+    elif tp is list:
+        for i, item in enumerate(value):
+            _check_substitutions(item, f"{where}[{i}]", depth + 1)
+
+
+def _check_spec(name: str, spec: dict[str, Any], kind: Any) -> None:
+    """The shape of a built-in provider spec: its name, known keys, ``emit`` present,
+    ``async`` and ``cache`` booleans, substitutions that compile."""
+    where = f"providers.{name}"
+    if not PROVIDER_NAME.fullmatch(name):
+        raise ScenarioError(f"{where}: a provider is named 'Ns::fn' (two non-empty parts "
+                            f"without spaces or colons)")
+    if kind not in _KIND_KEYS:
+        raise ScenarioError(f"{where}.kind: unknown provider kind {kind!r}")
+    allowed = ("kind", "async", "cache", *_KIND_KEYS[kind])
+    for key in spec:
+        if key not in allowed:
+            raise ScenarioError(f"{where}.{key}: unknown key for kind {kind!r} (allowed: "
+                                f"{', '.join(allowed)})")
+    for key in ("async", "cache"):
+        if key in spec and type(spec[key]) is not bool:
+            raise ScenarioError(f"{where}.{key}: must be true or false, got {spec[key]!r}")
+    if kind == "emit":
+        if "emit" not in spec:
+            raise ScenarioError(f"{where}.emit: required (the template to return)")
+        _check_substitutions(spec["emit"], f"{where}.emit")
+    elif kind == "cases":
+        cases = spec.get("cases")
+        if type(cases) is list:
+            for i, case in enumerate(cases):
+                if type(case) is dict:
+                    for key in case:
+                        if key not in ("when", "emit"):
+                            raise ScenarioError(f"{where}.cases[{i}].{key}: unknown key "
+                                                f"(allowed: when, emit)")
+                    _check_substitutions(case.get("emit"), f"{where}.cases[{i}].emit")
+        _check_substitutions(spec.get("else"), f"{where}.else")
+
+
 def build_provider(name: str, spec: Any, counts: dict[str, int],
                    cache: ProviderCache | None = None) -> Provider:
     """Build a declarative provider (``emit``, ``cases``, ``none``, ``llm``) counting its calls.
 
     With ``"cache": true`` the provider is wrapped in ``cache`` (cache hits are not counted).
+    The spec is checked first (:class:`ScenarioError` naming the field): the name is
+    ``Ns::fn``, every key is known for the kind, ``emit`` is present for ``emit``,
+    ``async``/``cache`` are booleans, and every ``${=EXPR}`` substitution compiles.
     """
     if type(spec) is not dict:
         raise ScenarioError(f"providers.{name}: must be an object")
     kind = spec.get("kind")
+    if kind == "loop":
+        raise ScenarioError(
+            f"providers.{name}.kind: 'loop' needs the authoring package's provider kind"
+        )
+    _check_spec(name, spec, kind)
     if spec.get("cache") and cache is None:
         raise ScenarioError(f"providers.{name}.cache: no provider cache was given")
     is_async = bool(spec.get("async"))
@@ -184,11 +256,7 @@ def build_provider(name: str, spec: Any, counts: dict[str, int],
         if type(replies) is not dict:
             raise ScenarioError(f"providers.{name}.replies: must be an object")
         produce = make_llm_provider(ScriptedClient(replies, spec.get("defaultReply")))
-    elif kind == "loop":
-        raise ScenarioError(
-            f"providers.{name}.kind: 'loop' needs the authoring package's provider kind"
-        )
-    else:
+    else:  # pragma: no cover - _check_spec refused any other kind
         raise ScenarioError(f"providers.{name}.kind: unknown provider kind {kind!r}")
 
     def provider(call: ProviderCall) -> Any:
@@ -284,6 +352,7 @@ _STEP_KEYS: Final = {
     "reload": (),
     "settle": (),
 }
+_STEP_OPTIONAL: Final = {"mutate": ("target",), "addConcept": ("parent",)}
 
 
 def _check_steps(steps: Any) -> list[dict[str, Any]]:
@@ -294,9 +363,41 @@ def _check_steps(steps: Any) -> list[dict[str, Any]]:
         where = f"scenario.steps[{i}]"
         if type(step) is not dict or step.get("op") not in _STEP_OPS:
             raise ScenarioError(f"{where}.op: must be one of {sorted(_STEP_OPS)}")
-        for key in _STEP_KEYS[step["op"]]:
+        op = step["op"]
+        for key in _STEP_KEYS[op]:
             _require(step, key, where)
+        allowed = ("op", *_STEP_KEYS[op], *_STEP_OPTIONAL.get(op, ()))
+        for key in step:
+            if key not in allowed:
+                raise ScenarioError(f"{where}.{key}: unknown key for op {op!r} (allowed: "
+                                    f"{', '.join(allowed)})")
     return steps
+
+
+def _check_top(data: Mapping[str, Any]) -> None:
+    for key in data:
+        if key not in _TOP_KEYS:
+            raise ScenarioError(f"scenario.{key}: unknown key (allowed: "
+                                f"{', '.join(_TOP_KEYS)})")
+    seed = data.get("seed")
+    if type(seed) is dict:
+        for key in seed:
+            if key not in _SEED_KEYS:
+                raise ScenarioError(f"scenario.seed.{key}: unknown key (allowed: "
+                                    f"{', '.join(_SEED_KEYS)})")
+
+
+#: The engine's name of each step op, as its error messages start (``cast.target: ...``).
+_OP_PREFIXES: Final = ("mutate.", "template", "cast.", "uncast.", "add_concept.",
+                       "patch_concept.", "delete_concept.")
+
+
+def _step_failure(index: int, op: str, exc: GraphEngineError) -> str:
+    """One line naming the step: ``steps[3].cast.target: unknown object 'nope'``."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if text.startswith(_OP_PREFIXES):
+        return f"steps[{index}].{text}"
+    return f"steps[{index}] ({op}): {text}"
 
 
 def reload_seed(engine: Engine) -> dict[str, list[dict[str, Any]]]:
@@ -367,6 +468,7 @@ def run_scenario(
     """
     if not isinstance(data, Mapping):
         raise ScenarioError("scenario: must be an object")
+    _check_top(data)
     counts: dict[str, int] = {}
     providers: dict[str, Provider] = dict(extra_providers or {})
     specs = data.get("providers") or {}
@@ -412,22 +514,18 @@ def run_scenario(
     runner.settle(engine)
     states = [{"after": "boot", "objects": snapshot(engine)}]
     for i, step in enumerate(steps, 1):
-        where = f"steps[{i - 1}]"
         op = step["op"]
-        if op == "mutate":
-            engine.mutate(_require(step, "template", where), step.get("target"))
-        elif op == "patchConcept":
-            engine.patch_concept(_require(step, "concept", where), _require(step, "updates", where))
-        elif op == "addConcept":
-            engine.add_concept(step.get("parent"), _require(step, "schema", where))
-        elif op == "deleteConcept":
-            engine.delete_concept(_require(step, "concept", where))
-        elif op == "castConcept":
-            engine.cast(_require(step, "target", where), _require(step, "concept", where))
-        elif op == "unCastConcept":
-            engine.uncast(_require(step, "target", where), _require(step, "concept", where))
-        elif op == "reload":
-            engine = runner.reload(engine)
+        try:
+            engine = _run_step(engine, runner, step, f"steps[{i - 1}]")
+        except GraphEngineError as exc:
+            # a refused step: recorded as a ``run_failed`` record after what the run did so
+            # far (a replay then shows the run failed there), and raised naming the step
+            message = _step_failure(i - 1, op, exc)
+            engine._record_failure({"step": i - 1, "op": op, "message": message})
+            flush = getattr(runner, "flush", None)
+            if callable(flush):
+                flush(engine)
+            raise ScenarioError(message) from None
         runner.settle(engine)
         states.append({"after": f"step{i}:{op}", "objects": snapshot(engine)})
     result: dict[str, Any] = {
@@ -442,6 +540,26 @@ def run_scenario(
     if cache is not None:
         result["cacheStats"] = cache.stats.to_json()
     return result
+
+
+def _run_step(engine: Engine, runner: ScenarioHost, step: Mapping[str, Any],
+              where: str) -> Engine:
+    op = step["op"]
+    if op == "mutate":
+        engine.mutate(_require(step, "template", where), step.get("target"))
+    elif op == "patchConcept":
+        engine.patch_concept(_require(step, "concept", where), _require(step, "updates", where))
+    elif op == "addConcept":
+        engine.add_concept(step.get("parent"), _require(step, "schema", where))
+    elif op == "deleteConcept":
+        engine.delete_concept(_require(step, "concept", where))
+    elif op == "castConcept":
+        engine.cast(_require(step, "target", where), _require(step, "concept", where))
+    elif op == "unCastConcept":
+        engine.uncast(_require(step, "target", where), _require(step, "concept", where))
+    elif op == "reload":
+        engine = runner.reload(engine)
+    return engine
 
 
 def _counting(name: str, fn: Provider, counts: dict[str, int]) -> Provider:

@@ -55,6 +55,9 @@ _SESSION_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,149}$")
 _PACKED: Final = PREFIX + "records_packed"
 _CHECKPOINT: Final = PREFIX + "checkpoint"
 _PLUGIN: Final = "graph-engine"
+#: Records never packed: replay finds a checkpoint by its type, and the sessions projection
+#: sees a failed run without reading packed text.
+_UNPACKED: Final = frozenset({"checkpoint", "run_failed"})
 
 
 def _check_id(session_id: Any) -> str:
@@ -155,7 +158,7 @@ class Session:
     # ------------------------------------------------------------------ recording
 
     def _record(self, kind: str, data: dict[str, Any]) -> None:
-        if self._pack and kind != "checkpoint":
+        if self._pack and kind not in _UNPACKED:
             # A packed run is JSON text, so each record is encoded as it arrives and only its
             # text is buffered: the record's containers are then freed at once and their
             # memory reused for the next record, instead of thousands of them being kept
@@ -181,16 +184,16 @@ class Session:
         if not pack:
             return [NewEvent(stream, PREFIX + k, d) for k, d, _ in records]
         out: list[Any] = []
-        # runs of up to ``pack`` records, cut at each checkpoint (never packed: replay finds
-        # it by its type)
-        cuts = [i for i, (k, _, _) in enumerate(records) if k == "checkpoint"]
+        # runs of up to ``pack`` records, cut at each checkpoint or failure (never packed, see
+        # _UNPACKED)
+        cuts = [i for i, (k, _, _) in enumerate(records) if k in _UNPACKED]
         start = 0
         for end in [*cuts, len(records)]:
             for lo in range(start, end, pack):
                 run = records[lo:min(lo + pack, end)]
                 out.append(NewEvent(stream, _PACKED, self._pack_run(run)))
             if end < len(records):
-                out.append(NewEvent(stream, _CHECKPOINT, records[end][1]))
+                out.append(NewEvent(stream, PREFIX + records[end][0], records[end][1]))
             start = end + 1
         return out
 
@@ -381,6 +384,10 @@ class SessionScenarioHost:
 
     def reload(self, engine: Engine) -> Engine:
         return self._live().reload()
+
+    def flush(self, engine: Engine) -> None:
+        """Append what is buffered now (a failed step's ``run_failed`` record)."""
+        self._live().flush()
 
 
 def run_recorded_scenario(

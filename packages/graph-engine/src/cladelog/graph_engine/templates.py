@@ -86,11 +86,15 @@ def resolve_template(
     lookup: Callable[[str], FactView | None],
     kind_of: Callable[[str], str | None],
     path: str = "template",
+    warnings: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Resolve ``template`` aimed at ``target`` into application-ordered items.
 
     ``lookup(id)`` gives an existing object's facts, ``kind_of(id)`` its kind (``node``,
     ``segment``, ``free``) or None when it does not exist. Raises :class:`TemplateError`.
+    A ``$_id`` that resolves to no object id is ignored, as in the reference: the item
+    takes its ``_id`` or, without one, becomes a new free object with a fresh id (SPEC
+    §1.10 rules 3 and 5); a line is added to ``warnings`` when given.
     """
     if type(template) is dict:
         queue: deque[tuple[Any, str | None, str]] = deque([(template, None, path)])
@@ -150,8 +154,9 @@ def resolve_template(
             resolved = as_id(
                 aliases[ref] if ref in aliases else resolve(ref, None, overlay, None, scope())
             )
-            if resolved is None:
-                raise TemplateError(f"{ipath}.$_id: {ref!r} does not resolve to an object id")
+            if resolved is None and warnings is not None:
+                warnings.append(f"{ipath}.$_id: {ref!r} does not resolve to an object id; "
+                                f"the item names a new object")
         local = item.get("_id")
         if local is not None and type(local) is not str:
             raise TemplateError(f"{ipath}._id: must be a string")

@@ -24,6 +24,7 @@ from .jsvalue import UNDEFINED
 from .paths import CompiledPath, compile_path
 
 __all__ = [
+    "PROVIDER_NAME",
     "Concept",
     "ConceptTree",
     "ProviderRef",
@@ -39,6 +40,8 @@ RESERVED_ROOT_FACTS: Final = frozenset({"Node", "Segment"})
 _LIST_KEYS: Final = ("require", "assert", "ensure", "follow")
 _METHOD_CALL_RE: Final = re.compile(r"\$\$?[A-Za-z_][\w.:$]*\.[A-Za-z_]\w*\s*\(", re.ASCII)
 MAX_TREE_DEPTH: Final = 64
+#: A well-formed provider name: ``Ns::fn``, two non-empty parts without spaces or colons.
+PROVIDER_NAME: Final = re.compile(r"[^\s:]+::[^\s:]+")
 
 
 @attrs.frozen
@@ -202,7 +205,15 @@ def load_concept_dir(path: str | os.PathLike[str]) -> dict[str, Any]:
                 concept["childConcepts"] = merged
             children[stem] = concept
         for name, folder_path in sorted(dirs.items()):
-            raise ConceptTreeError(f"{folder_path}: folder {name!r} has no {name}.json")
+            if depth == 0 and not files:
+                # only folders: the folder of a concept map (one folder per set), not a set
+                raise ConceptTreeError(
+                    f"{folder}: holds no concept file (*.json), only the folder(s) "
+                    f"{', '.join(sorted(dirs))}: is it a folder of concept sets? Give one "
+                    f"set's folder (e.g. {folder_path}); in a set, X/ holds the children "
+                    f"of X.json")
+            raise ConceptTreeError(f"{folder_path}: holds child concepts of {name!r}, but "
+                                   f"there is no {name}.json beside it")
         return children
 
     return {"childConcepts": load_level(root_dir, 0)}

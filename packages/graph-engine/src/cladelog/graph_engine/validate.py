@@ -11,9 +11,15 @@
    ``continuous-gate`` and ``unknown-ref``, ``unstratified-cycle``,
    ``interface-never-fire``, ``synonym-intent-collision``);
 2. what only the engine checks: the loader's ``method-in-token`` warnings (Q2),
-   ``cleaner``/``onCast`` providers outside the palette, and ``prompt.facts`` schemas the
+   ``cleaner``/``onCast`` providers outside the palette, ``provider-name`` errors (a
+   ``provider``, ``cleaner`` or ``onCast`` that does not read ``Ns::fn``: no registry can
+   hold it, so the engine would refuse it at load, Q18), and ``prompt.facts`` schemas the
    LLM provider would refuse (``synonym-ring``, unless pass 1 already reported one for
    that concept).
+
+Whether a provider is *registered* depends on where the tree will run: :func:`registry_issues`
+checks the names against a registry (``cladelog graph validate`` uses the providers of
+the deployment's enabled plugins unless ``--palette`` is given).
 
 Each issue names its concept (``_name``, else ``_id``, else its key; ``tree`` for the
 container) and its message starts with that name.
@@ -30,8 +36,9 @@ import attrs
 from .errors import GraphEngineError
 
 __all__ = ["COLLECTION_KEYS", "Issue", "ValidationReport", "ref_key", "references",
-           "validate_tree"]
+           "registry_issues", "validate_tree"]
 
+_ROLES: Final = ("provider", "cleaner", "onCast")
 _TOKEN: Final = re.compile(r"\$\$?[A-Za-z_][\w.:$]*", re.ASCII)
 #: Collection keys whose bare reference is an ``aggregating-dependency`` warning.
 COLLECTION_KEYS: Final = ("expandedInto", "answeredBy", "children", "steps")
@@ -121,9 +128,15 @@ def _engine_checks(raw: Mapping[str, Any], palette: Collection[str] | None, stri
     """Pass 2 of the module docstring: what the four-pass validator does not look at."""
     from .authoring import iter_concepts
     from .canon import compile_fact_schema
+    from .tree import PROVIDER_NAME
 
     for schema, key in iter_concepts(raw):
         label = _label(schema, key)
+        for role in _ROLES:
+            pname = _provider_name(schema.get(role))
+            if pname is not None and not PROVIDER_NAME.fullmatch(pname):
+                errors.append(_issue(label, "provider-name", f"{role} {pname!r} is not a "
+                                     f"provider name 'Ns::fn'", pname))
         if palette is not None:
             for role in ("cleaner", "onCast"):
                 pname = _provider_name(schema.get(role))
@@ -138,6 +151,28 @@ def _engine_checks(raw: Mapping[str, Any], palette: Collection[str] | None, stri
                 compile_fact_schema(facts, "prompt.facts")
             except GraphEngineError as exc:
                 errors.append(_issue(label, "synonym-ring", str(exc)))
+
+
+def registry_issues(raw: Any, registered: Collection[str]) -> list[Issue]:
+    """``provider-not-registered`` errors: every well-formed ``provider``, ``cleaner`` or
+    ``onCast`` of ``raw`` that ``registered`` does not hold (SPEC §0 Q18: a missing
+    provider is an error at load). Malformed names are left to :func:`validate_tree`."""
+    from .authoring import iter_concepts
+    from .tree import PROVIDER_NAME
+
+    known = set(registered)
+    out: list[Issue] = []
+    for schema, key in iter_concepts(raw):
+        label = _label(schema, key)
+        for role in _ROLES:
+            pname = _provider_name(schema.get(role))
+            if pname is not None and PROVIDER_NAME.fullmatch(pname) and pname not in known:
+                out.append(_issue(label, "provider-not-registered",
+                                  f"{role} {pname!r} is not registered by an enabled plugin"
+                                  " (name a scenario's or a program's own providers with"
+                                  " --palette)",
+                                  pname))
+    return out
 
 
 def validate_tree(
