@@ -127,7 +127,26 @@ def _one_line_usage(exc: click.UsageError) -> _Failure:
     click's usage block."""
     where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
     message = " ".join(exc.format_message().split()).rstrip(".")
+    if message.startswith("No such command") and exc.ctx is not None \
+            and exc.ctx.parent is None:
+        where = _disabled_plugins_hint(exc.ctx) or where
     return _Failure(message + where, EXIT_BAD_INPUT)
+
+
+def _disabled_plugins_hint(ctx: click.Context) -> str:
+    """Plugins add commands only where a deployment enables them: name the installed ones
+    this deployment does not enable (a 'graph' command, say, is graph-engine's)."""
+    with contextlib.suppress(Exception):  # a hint only: never a second error
+        from .locate import enabled_plugins, find_config
+        from .plugins import installed_plugins
+
+        path = find_config(ctx.params.get("config"))
+        enabled = set(enabled_plugins(path)) if path.exists() else set()
+        off = sorted(set(installed_plugins()) - enabled)
+        if off:
+            return (f" (installed plugins not enabled in {path}: {', '.join(off)}; a "
+                    "plugin's commands appear once its deployment enables it)")
+    return ""
 
 
 class _Root(click.Group):
