@@ -40,3 +40,12 @@ def test_plugins_lists_hooks_of_other_plugins_specs_too(run: Any) -> None:
     rows = {p["name"]: p for p in doc["plugins"]}
     assert rows["complexity-term"]["hooks"] == ["fork_score_terms"]  # not a cladelog_* name
     assert "cladelog_event_types" in rows["fork-score"]["hooks"]
+
+
+def test_an_unknown_command_names_the_plugins_not_enabled(run: Any) -> None:
+    assert run("init", "--plugin", "receipts").exit_code == 0
+    r = run("graph", "run", "x.json")
+    assert r.exit_code == 2
+    (line,) = r.output.splitlines()
+    assert line.startswith("error: No such command 'graph' (installed plugins not enabled in ")
+    assert "graph-engine" in line and "lawv" in line and "receipts," not in line
