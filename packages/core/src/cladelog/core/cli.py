@@ -393,11 +393,13 @@ def _read_json_or_lines(path: str) -> list[Any]:
     or in a file of any name, is one document)."""
     text = _read_text(path)
     stripped = text.lstrip()
+    if not stripped:
+        return []  # the caller says there are no events
     first = stripped.split("\n", 1)[0]
     try:
         json.loads(first)
         lines = not stripped.startswith("[") and "\n" in stripped.strip()
-    except ValueError:
+    except (ValueError, RecursionError):  # the whole-document parse below words it
         lines = False
     if not lines:
         doc = parse_json_text(text, path)
