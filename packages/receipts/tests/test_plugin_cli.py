@@ -197,6 +197,10 @@ def test_key_commands(cladelog_env: Any, keyfiles: dict[str, str], keys: Keys) -
               _ok(cladelog_env.cli("receipts", "key", "list", "--json")).splitlines()]
     by_ref = {k["key_ref"]: k for k in listed}
     assert by_ref[ref]["revoked_from"] == 0 and by_ref[ref]["role"] == "oracle"
+    table = _ok(cladelog_env.cli("receipts", "key", "list")).splitlines()
+    assert table[0].split() == ["ROLE", "KEY", "VALIDITY"] and len(table) == len(listed) + 1
+    assert any(line.split()[:2] == ["oracle", ref] and "revoked from seq 0" in line
+               for line in table[1:])
     r = cladelog_env.cli("receipts", "key", "revoke", "nobody+00000000")
     assert r.exit_code == 2 and "is not registered" in r.output
 

@@ -374,7 +374,10 @@ def key_revoke(key_ref: str, from_seq: int | None, reason: str) -> None:
 def key_list(as_json: bool) -> None:
     """List registered keys, their role and validity."""
     state = _register().state()
-    for ref, k in sorted(state["keys"].items()):
+    keys = sorted(state["keys"].items())
+    if keys and not as_json:
+        click.echo(f"{'ROLE':<7} {'KEY':<40} VALIDITY")
+    for ref, k in keys:
         if as_json:
             _echo_json({"key_ref": ref} | k)
             continue
