@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from cladelog.core import EventType, PluginInfo, Projection, hookimpl
 
 
 @attrs.frozen
@@ -46,44 +47,41 @@ def rate(n: int, seconds: float) -> float:
 
 
 # -- cladelog ------------------------------------------------------------------------------
+class BenchPlugin:
+    """One event type (``bench.reading``, payload :class:`Reading`) and two counting
+    projections: into payload instances and into JSON objects (bench_postgres uses it too)."""
+
+    PLUGIN = PluginInfo(name="bench", version="1")
+
+    @staticmethod
+    @hookimpl
+    def cladelog_event_types() -> list[Any]:
+        return [EventType("bench.reading", Reading)]
+
+    @staticmethod
+    @hookimpl
+    def cladelog_projections() -> list[Any]:
+        def count(state: dict[str, Any], event: Any) -> dict[str, Any]:
+            if event.data.__class__ is Reading:  # replayed back to payload objects
+                state["n"] += 1
+            return state
+
+        def count_json(state: dict[str, Any], event: Any) -> dict[str, Any]:
+            if event.data.__class__ is dict:  # the stored JSON object, as json.loads gives
+                state["n"] += 1
+            return state
+
+        types = frozenset({"bench.reading"})
+        return [Projection("bench.count", 1, types, {"n": 0}, count, payloads=True),
+                Projection("bench.count_json", 1, types, {"n": 0}, count_json)]
+
+
 def cladelog_deployment(root: Path) -> Any:
-    from cladelog.core import (
-        Deployment,
-        DeploymentConfig,
-        EventType,
-        PluginInfo,
-        Projection,
-        hookimpl,
-    )
-
-    class Plugin:
-        PLUGIN = PluginInfo(name="bench", version="1")
-
-        @staticmethod
-        @hookimpl
-        def cladelog_event_types() -> list[Any]:
-            return [EventType("bench.reading", Reading)]
-
-        @staticmethod
-        @hookimpl
-        def cladelog_projections() -> list[Any]:
-            def count(state: dict[str, Any], event: Any) -> dict[str, Any]:
-                if event.data.__class__ is Reading:  # replayed back to payload objects
-                    state["n"] += 1
-                return state
-
-            def count_json(state: dict[str, Any], event: Any) -> dict[str, Any]:
-                if event.data.__class__ is dict:  # the stored JSON object, as json.loads gives
-                    state["n"] += 1
-                return state
-
-            types = frozenset({"bench.reading"})
-            return [Projection("bench.count", 1, types, {"n": 0}, count, payloads=True),
-                    Projection("bench.count_json", 1, types, {"n": 0}, count_json)]
+    from cladelog.core import Deployment, DeploymentConfig
 
     cfg = DeploymentConfig.from_dict({"store": "bench.sqlite3", "actor": "bench"},
                                      path=root / "cladelog.toml")
-    return Deployment(cfg, plugins=[Plugin()], create=True)
+    return Deployment(cfg, plugins=[BenchPlugin()], create=True)
 
 
 def bench_cladelog(root: Path, data: list[Reading], batch: int) -> tuple[float, ...]:

@@ -37,16 +37,8 @@ import uuid
 from typing import Any
 
 import attrs
-from bench_core import REPLAYS, ROUNDS, Reading, payloads, rate
-from cladelog.core import (
-    Deployment,
-    DeploymentConfig,
-    EventType,
-    NewEvent,
-    PluginInfo,
-    Projection,
-    hookimpl,
-)
+from bench_core import REPLAYS, ROUNDS, BenchPlugin, payloads, rate
+from cladelog.core import Deployment, DeploymentConfig, NewEvent
 from cladelog.core.projections import replay
 
 PG = os.environ.get("CLADELOG_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
@@ -58,35 +50,6 @@ TIMEOUT = 3600  # seconds a series may take before the benchmark gives up on it
 
 
 # -- cladelog ------------------------------------------------------------------------------
-class BenchPlugin:
-    """One event type (``bench.reading``, payload :class:`Reading`) and two counting
-    projections: into payload instances and into JSON objects (as bench_core's)."""
-
-    PLUGIN = PluginInfo(name="bench", version="1")
-
-    @staticmethod
-    @hookimpl
-    def cladelog_event_types() -> list[Any]:
-        return [EventType("bench.reading", Reading)]
-
-    @staticmethod
-    @hookimpl
-    def cladelog_projections() -> list[Any]:
-        def count(state: dict[str, Any], event: Any) -> dict[str, Any]:
-            if event.data.__class__ is Reading:  # replayed back to payload objects
-                state["n"] += 1
-            return state
-
-        def count_json(state: dict[str, Any], event: Any) -> dict[str, Any]:
-            if event.data.__class__ is dict:  # the stored JSON object, as json.loads gives
-                state["n"] += 1
-            return state
-
-        types = frozenset({"bench.reading"})
-        return [Projection("bench.count", 1, types, {"n": 0}, count, payloads=True),
-                Projection("bench.count_json", 1, types, {"n": 0}, count_json)]
-
-
 def _deployment(schema: str, *, create: bool = False) -> Deployment:
     """A deployment whose store is the benchmark database's ``schema``."""
     cfg = DeploymentConfig.from_dict({"store": f"{PG}?schema={schema}", "actor": "bench"})
