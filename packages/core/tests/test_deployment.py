@@ -260,3 +260,24 @@ def test_a_caller_may_name_the_actor_and_keep_the_deployments_own_meta(
                                                  "ticket": "T-1"})])
     assert event.meta["actor"] == "alice" and event.meta["ticket"] == "T-1"
     assert (event.meta["plugin"], event.meta["plugin_version"]) == ("counter", "1.0.0")
+
+
+def test_two_deployments_starting_at_once_record_the_plugins_once(
+    tmp_path: Path, plugin_factory: Any
+) -> None:
+    config = cfg(tmp_path)
+    with Deployment(config, plugins=[plugin_factory()], create=True) as a, \
+            Deployment(config, plugins=[plugin_factory()]) as b:
+        stale = b._plugin_changes()  # b looked before a recorded ...
+        a.append([NewEvent("c", "counter.counted", {"n": 1})])
+        b_changes = b._plugin_changes
+        calls = iter([stale])
+
+        def first_stale_then_fresh() -> Any:  # ... and appends after it did
+            return next(calls, None) or b_changes()
+
+        b._plugin_changes = first_stale_then_fresh  # type: ignore[method-assign]
+        b.append([NewEvent("c", "counter.counted", {"n": 2})])
+        enabled = [e for e in a.store.read(stream="core.plugins")]
+        assert [e.type for e in enabled] == ["core.plugin_enabled"]  # once, not twice
+        assert a.store.head().position == 3

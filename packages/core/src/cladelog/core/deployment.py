@@ -147,10 +147,14 @@ class Deployment:
     def plugin_versions(self) -> dict[str, str]:
         return dict(self._versions)
 
-    def _plugin_changes(self) -> list[PreparedEvent]:
+    def _plugin_changes(self) -> tuple[list[PreparedEvent], int]:
+        """The enable/disable events the log lacks, and the version of the plugins stream
+        they were worked out from."""
         recorded: dict[str, tuple[str, bool]] = {}
+        seen = 0
         for e in self.store.read(stream=builtin.PLUGINS_STREAM):
             recorded[e.data["name"]] = (e.data["version"], e.type == "core.plugin_enabled")
+            seen = e.stream_version
         wanted = {p.info.name: p.info.version for p in self.loaded}
         meta = self._meta("core", None)
         out = []
@@ -162,12 +166,27 @@ class Deployment:
             if on and name not in wanted:
                 out.append(PreparedEvent(builtin.PLUGINS_STREAM, "core.plugin_disabled", 1,
                                          {"name": name, "version": version}, meta))
-        return out
+        return out, seen
 
     def record_plugins(self) -> list[RecordedEvent]:
-        """Append enable/disable events if the enabled set differs from the log's record."""
-        changes = self._plugin_changes()
-        recorded = self.store.append(changes, clock=self.clock) if changes else []
+        """Append enable/disable events if the enabled set differs from the log's record.
+
+        Conditional on the plugins stream not having moved since it was read: two
+        deployments starting to append at once record the change once (the second one
+        finds it recorded and appends nothing)."""
+        from .errors import ConcurrencyError
+
+        while True:  # each deployment records once, so another one moves the stream at most
+            changes, seen = self._plugin_changes()  # once per deployment: this ends
+            if not changes:
+                recorded: list[RecordedEvent] = []
+                break
+            try:
+                recorded = self.store.append(changes, clock=self.clock,
+                                             expected_versions={builtin.PLUGINS_STREAM: seen})
+                break
+            except ConcurrencyError:
+                continue  # another deployment recorded meanwhile: look again
         self._plugins_recorded = True  # only once they are in the log
         return recorded
 
