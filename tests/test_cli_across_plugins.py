@@ -49,3 +49,11 @@ def test_an_unknown_command_names_the_plugins_not_enabled(run: Any) -> None:
     (line,) = r.output.splitlines()
     assert line.startswith("error: No such command 'graph' (installed plugins not enabled in ")
     assert "graph-engine" in line and "lawv" in line and "receipts," not in line
+
+
+def test_without_a_deployment_file_the_hint_says_so(run: Any) -> None:
+    r = run("graph", "run", "x.json")
+    assert r.exit_code == 2
+    (line,) = r.output.splitlines()
+    assert line.startswith("error: No such command 'graph' (no deployment file cladelog.toml")
+    assert "cladelog init --plugin NAME" in line and "graph-engine" in line

@@ -110,3 +110,24 @@ def test_report_config_that_is_a_folder_exits_2_naming_config(cli: Cli,
     result = cli("report", "--config", str(tmp_path))
     assert result.exit_code == 2
     assert _one_error_line(result).startswith(f"error: --config: {tmp_path} is a folder")
+
+
+def test_report_into_a_reader_that_goes_away_stops_quietly(demo_dir: Path,
+                                                           tmp_path: Path) -> None:
+    """`cladelog report | head -1`: exit 141 and no noise, like every cladelog command
+    (rich's own broken-pipe handler exits 1, the code of a failed verification)."""
+    import shutil
+    import subprocess
+    import sys
+
+    exe = shutil.which("cladelog", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    proc = subprocess.Popen([exe, "report", "--config", str(demo_dir / "cladelog.toml"),
+                             "--html", str(tmp_path / "r.html")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141, err
+    assert err == b""

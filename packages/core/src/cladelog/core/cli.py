@@ -141,8 +141,14 @@ def _disabled_plugins_hint(ctx: click.Context) -> str:
         from .plugins import installed_plugins
 
         path = find_config(ctx.params.get("config"))
-        enabled = set(enabled_plugins(path)) if path.exists() else set()
-        off = sorted(set(installed_plugins()) - enabled)
+        installed = sorted(installed_plugins())
+        if not path.exists():
+            if installed:
+                return (f" (no deployment file {path}: a plugin's commands appear in a "
+                        "deployment that enables it, e.g. 'cladelog init --plugin "
+                        f"NAME'; installed plugins: {', '.join(installed)})")
+            return ""
+        off = sorted(set(installed) - set(enabled_plugins(path)))
         if off:
             return (f" (installed plugins not enabled in {path}: {', '.join(off)}; a "
                     "plugin's commands appear once its deployment enables it)")
@@ -594,8 +600,10 @@ def verify(dep: Deployment, as_json: bool) -> None:
     report = dep.verify()
     _log().info("verify.done", ok=report.ok, checked=report.checked, position=report.position)
     if as_json:
+        # "head": the store's head; "verified_to": the last position that verified
         _echo_json({"ok": report.ok, "checked": report.checked, "position": report.position,
-                    "reason": report.reason, "head": report.head.position})
+                    "reason": report.reason, "head": dep.store.head().position,
+                    "verified_to": report.head.position})
         if not report.ok:  # the document on stdout, the one-line reason on stderr
             fail(f"position {report.position}: {report.reason}", EXIT_FAILED)
         return

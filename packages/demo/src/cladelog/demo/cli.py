@@ -29,6 +29,21 @@ def _stderr_console() -> Any:
     return Console(file=sys.stderr)
 
 
+def _stdout_console() -> Any:
+    """A console for the summary that stops as every cladelog command does when its reader
+    goes away (``cladelog report | head``): quietly, exit 141. Rich's own handler exits 1,
+    which is the code of a failed verification."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(141)
+
+    return _Console(file=sys.stdout, soft_wrap=True)
+
+
 @click.command("demo")
 @click.option("--dir", "directory", default="cladelog-demo", show_default=True,
               metavar="DIR", help="Folder of the new deployment (must be empty or absent).")
@@ -166,7 +181,5 @@ def report(ctx: click.Context, config: str | None, html_file: str | None) -> Non
         fail(str(exc), EXIT_BAD_INPUT)
     except CladelogError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
-    from rich.console import Console
-
-    print_summary(data, Console(file=sys.stdout, soft_wrap=True))
+    print_summary(data, _stdout_console())
     click.echo(f"report written to {target.resolve()}")
