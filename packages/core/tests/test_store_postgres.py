@@ -78,6 +78,27 @@ def test_truncate_is_refused(pg_harness: Any) -> None:
 
 
 # -- a connection dropped mid-batch ---------------------------------------------------------
+@pytest.mark.parametrize("sql", [
+    "UPDATE cladelog_head SET position = 5",  # a head beyond the log: appends would fail
+    "UPDATE cladelog_head SET position = 1",  # back to an earlier event
+    "UPDATE cladelog_head SET hash = 'x'",
+    "DELETE FROM cladelog_head",
+])
+def test_the_head_row_moves_only_with_the_log(pg_harness: Any, sql: str) -> None:
+    """The head row is what appends lock and extend: a hand-written change to it would make
+    status disagree with the log and every later append fail."""
+    from cladelog.core.testing.conformance import clock, prepared
+
+    store = pg_harness.new()
+    store.append(prepared("a", 3), clock=clock)
+    before = store.head()
+    with pytest.raises(Exception, match="head must name the last event|append-only"):
+        pg_harness.raw_execute(store, sql)
+    assert store.head() == before
+    store.append(prepared("b", 1), clock=clock)  # appends still work
+    assert store.head().position == 4 and store.verify().ok
+
+
 def test_backend_killed_before_commit_appends_the_batch_exactly_once(pg_harness: Any) -> None:
     store = pg_harness.new()
     store.append(prepared("a", 3))

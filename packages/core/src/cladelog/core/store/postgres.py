@@ -126,6 +126,23 @@ CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
 DROP TRIGGER IF EXISTS events_extend_only ON events;
 CREATE TRIGGER events_extend_only BEFORE INSERT ON events
     FOR EACH ROW EXECUTE FUNCTION cladelog_extend_only();
+CREATE OR REPLACE FUNCTION cladelog_head_follows_log() RETURNS trigger AS $$
+BEGIN
+    -- the head row names the last event: it moves only with the events it names (an
+    -- append or import updates it in the transaction that inserts them)
+    IF NEW.position <> COALESCE((SELECT MAX(position) FROM events), 0)
+       OR NEW.hash <> COALESCE((SELECT hash FROM events WHERE position = NEW.position),
+                               '{GENESIS_HASH}') THEN
+        RAISE EXCEPTION 'cladelog: the head must name the last event of the log';
+    END IF;
+    RETURN NEW;
+END $$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS head_follows_log ON cladelog_head;
+CREATE TRIGGER head_follows_log BEFORE UPDATE ON cladelog_head
+    FOR EACH ROW EXECUTE FUNCTION cladelog_head_follows_log();
+DROP TRIGGER IF EXISTS head_no_delete ON cladelog_head;
+CREATE TRIGGER head_no_delete BEFORE DELETE ON cladelog_head
+    FOR EACH ROW EXECUTE FUNCTION cladelog_refuse_rewrite();
 """
 
 
