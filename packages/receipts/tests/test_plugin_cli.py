@@ -186,7 +186,8 @@ def test_checkpoint_refuses_an_unregistered_or_oracle_key(cladelog_env: Any, reg
         path = Path(cladelog_env.root) / "k.key"
         path.write_text(signer.skey)
         r = cladelog_env.cli("receipts", "checkpoint", "--log-key", str(path))
-        assert r.exit_code == 1 and "is not registered as a log key" in r.output
+        assert r.exit_code == 2 and "is not registered as a log key" in r.output
+        assert r.output.startswith("error: --log-key: ")
 
 
 def test_key_commands(cladelog_env: Any, keyfiles: dict[str, str], keys: Keys) -> None:

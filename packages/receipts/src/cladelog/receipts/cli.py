@@ -392,8 +392,12 @@ def key_list(as_json: bool) -> None:
 @click.option("--log-key", "log_key", metavar="FILE",
               help="The log's signer key file (default: the setting log_key_file).")
 def checkpoint(log_key: str | None) -> None:
-    """Sign a checkpoint of the register's Merkle tree with the log key."""
-    from .errors import ReceiptInputError
+    """Sign a checkpoint of the register's Merkle tree with the log key.
+
+    A key that is not the register's registered, unrevoked log key is bad input (exit 2),
+    as a log key given to 'sign' is: the command cannot work with it.
+    """
+    from .errors import ReceiptInputError, SignatureRefused
     from .register import load_signer_file
 
     reg = _register()
@@ -401,7 +405,10 @@ def checkpoint(log_key: str | None) -> None:
     if not path:
         raise ReceiptInputError("--log-key: no log key file (give --log-key FILE or set "
                                 "log_key_file in [settings.receipts])")
-    cp, new = reg.sign_checkpoint(load_signer_file(path))
+    try:
+        cp, new = reg.sign_checkpoint(load_signer_file(path))
+    except SignatureRefused as exc:
+        raise ReceiptInputError(f"--log-key: {exc}") from None
     word = "signed" if new else "already signed"
     click.echo(f"{word}: checkpoint {cp['origin']} size {cp['size']} root {cp['root']}")
 
