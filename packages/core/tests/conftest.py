@@ -30,7 +30,7 @@ class SQLiteHarness:
     def tamper(self, store: Any, position: int, column: str, value: Any) -> None:
         db = sqlite3.connect(store.path, isolation_level=None)
         try:
-            db.execute("DROP TRIGGER events_no_update")
+            db.execute("DROP TRIGGER IF EXISTS events_no_update")
             if column in ("data_byte", "meta_byte"):
                 name = column.removesuffix("_byte")
                 stored = bytearray(db.execute(f"SELECT {name} FROM events WHERE position = ?",

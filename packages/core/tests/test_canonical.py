@@ -92,6 +92,17 @@ _JSON = st.recursive(
 )
 
 
+@pytest.mark.parametrize("number", [
+    # around the cut-offs where Python's repr and ECMAScript's Number#toString part ways
+    1e-4, 9.99e-5, 5e-5, 1.5e-5, 1e-5, 9.99e-6, 1e-6, 1e-7, 1.25e-7,
+    1e15, 1e16, 1e20, 1e21, 1.2345678901234567e20, 2.0**53, 2.0**53 + 2, -0.00005,
+])
+def test_numbers_at_the_format_cut_offs_match_rfc8785(number: float) -> None:
+    """Fixed values (randomised tests may miss a narrow band such as [1e-5, 1e-4))."""
+    assert canonical_bytes({"n": number, "l": [number]}) == rfc8785.dumps(
+        {"n": number, "l": [number]})
+
+
 @settings(max_examples=500, deadline=None)
 @given(_JSON)
 def test_matches_rfc8785_package(value: Any) -> None:

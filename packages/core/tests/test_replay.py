@@ -259,3 +259,20 @@ def test_an_event_from_a_newer_plugin_version_is_named_by_position(
     with pytest.raises(InputError, match=rf"event at position {position} \(counter.counted\): "
                                          r"schema_version: .*newer"):
         deployment.replay()
+
+
+def test_each_replayed_event_has_its_own_meta(tmp_path: Path, plugin_factory: Any) -> None:
+    """Events of one batch share their stored meta bytes; replay parses them once, but a
+    projection that changes one event's meta must not change another's."""
+    def marks(state: dict[str, Any], event: Any) -> dict[str, Any]:
+        state["already"].append("seen" in event.meta)  # set by nobody but this fold
+        event.meta["seen"] = event.position
+        return state
+
+    marking = Projection("counter.marks", 1, frozenset({"counter.counted"}),
+                         {"already": []}, marks)
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=tmp_path / "c.toml")
+    with Deployment(cfg, plugins=[plugin_factory(projections=(marking,))], create=True) as dep:
+        dep.append([counted(1), counted(2), counted(3)])  # one batch: one meta
+        state = {p.name: p.state for p in dep.replay(rebuild=True).projections}
+        assert state["counter.marks"]["already"] == [False, False, False]

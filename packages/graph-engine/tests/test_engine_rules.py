@@ -392,3 +392,29 @@ def test_a_waiting_concept_looks_again_when_its_fact_or_flag_changes() -> None:
     eng.mutate({"$$_id": "o", "v": 2})  # the new watch fires
     eng.settle()
     assert facts(eng, "o")["W"] is True
+
+
+def test_apply_counters_reset_at_each_settle() -> None:
+    # docs/semantics.md: each settle resets the per-(object, concept) apply counters, so a
+    # follow re-applied once per settle never reaches the cap however many settles there are
+    calls = Calls()
+    calls.add("P::f", lambda c: {"$$_id": c.object_id, "F": True,
+                                 "seen": {"__push": c.facts["src"]}})
+    eng = make(tree(concept("F", require=["src"], follow=["src"], provider="P::f")),
+               free({"_id": "o", "src": 0}), calls, apply_cap=2)
+    for src in range(1, 5):
+        eng.mutate({"$$_id": "o", "src": src})
+        eng.settle()
+    assert calls.count == {"P::f": 5}  # 5 applies in all, more than the cap of 2
+    assert facts(eng, "o")["seen"] == [0, 1, 2, 3, 4]
+    assert "divergent" not in facts(eng, "o")
+
+    # control: the same follow re-applied 3 times within one settle does hit the cap
+    calls = Calls()
+    calls.add("P::f", lambda c: {"$$_id": c.object_id, "F": True,
+                                 "src": min(c.facts["src"] + 1, 9)})
+    eng = make(tree(concept("F", require=["src"], follow=["src"], provider="P::f")),
+               free({"_id": "o", "src": 0}), calls, apply_cap=2)
+    assert calls.count == {"P::f": 2}
+    assert facts(eng, "o")["divergent"] == [
+        {"concept": "F", "applies": 3, "cap": 2, "reason": "apply-cap"}]

@@ -55,6 +55,19 @@ def test_sprt_passes_exactly_when_llr_reaches_upper_bound() -> None:
     assert not even.passed and even.llr is not None and even.llr < 0
 
 
+@pytest.mark.parametrize(("wins", "passes"), [(1135, False), (1136, True)])
+def test_sprt_verdict_flips_right_at_the_upper_bound(wins: int, passes: bool) -> None:
+    # 1000 losses, 2000 draws: one more win moves the LLR from just below ln 19 = 2.944439
+    # (2.934469) to just above it (2.961488), so the verdict flips between these counts
+    counts = (1000, 2000, wins)
+    llr = ind.llr(counts, 0.0, 5.0)
+    assert abs(llr - math.log(19)) < 0.02 and (llr >= math.log(19)) is passes
+    r = recompute_stage(_stage(stage("short", counts, sprt=True)))  # type: ignore[arg-type]
+    assert r.llr == pytest.approx(llr, abs=1e-9)
+    assert r.passed is passes
+    assert r.flags == ()  # the claimed verdict (computed independently) agrees
+
+
 def test_pentanomial_counts_are_used_when_given() -> None:
     # pairs [LL, LD+DL, LW+DD+WL, DW+WD, WW] = [5, 10, 20, 10, 5]: 50 pairs, 100 games,
     # half points 10 + 40 + 30 + 20 = 100 = 2 W + D for W = 30, D = 40, L = 30

@@ -30,6 +30,22 @@ import pytest
 __all__ = ["CladelogEnv", "fixed_clock"]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """``HYPOTHESIS_PROFILE=ci`` (as tox sets it) runs property tests derandomised, so a CI
+    run is repeatable; any other registered profile name is loaded as given."""
+    import os
+
+    name = os.environ.get("HYPOTHESIS_PROFILE")
+    if not name:
+        return
+    try:
+        from hypothesis import settings
+    except ImportError:  # hypothesis is a test extra
+        return
+    settings.register_profile("ci", derandomize=True, deadline=None)
+    settings.load_profile(name)
+
+
 def fixed_clock(start: int = 0) -> Any:
     """A deterministic ``recorded_at`` source: one second further at each batch."""
     counter = itertools.count(start)

@@ -219,6 +219,28 @@ class StoreConformance:
         assert report.checked == 3
         assert report.reason
 
+    def test_verify_catches_a_rewritten_and_rehashed_event(
+        self, store_harness: StoreHarness, store: EventStore
+    ) -> None:
+        """A forger who rewrites event 4 and recomputes its hash (so it verifies on its own)
+        still breaks the link to event 5, which names the old hash."""
+        from ..canonical import canonical_bytes
+        from ..events import assemble_body, chain_hash
+
+        store.append(prepared("a", 6), clock=clock)
+        (e4,) = store.read(4, 4)
+        forged = b'{"forged":true}'
+        body = assemble_body(forged, canonical_bytes(dict(e4.meta)), position=4,
+                             stream=e4.stream, stream_version=e4.stream_version, type=e4.type,
+                             schema_version=e4.schema_version, recorded_at=e4.recorded_at,
+                             prev_hash=e4.prev_hash)
+        store_harness.tamper(store, 4, "data", forged)
+        store_harness.tamper(store, 4, "hash", chain_hash(e4.prev_hash, body))
+        report = store.verify()
+        assert not report.ok
+        assert (report.position, report.checked) == (5, 4)
+        assert report.reason is not None and "does not link" in report.reason
+
     # -- import ----------------------------------------------------------------------------
     def test_import_is_idempotent_for_a_known_prefix(
         self, store_harness: StoreHarness, store: EventStore
