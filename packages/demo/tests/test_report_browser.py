@@ -66,7 +66,10 @@ def playwright() -> Any:
         if os.environ.get("CLADELOG_REQUIRE_BROWSER") == "1":  # CI installs it: never skip there
             pytest.fail(message)
         pytest.skip(message)
-    sync_api = pytest.importorskip("playwright.sync_api")
+    if os.environ.get("CLADELOG_REQUIRE_BROWSER") == "1":
+        import playwright.sync_api as sync_api  # in CI a broken playwright must fail
+    else:
+        sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as p:
         yield p
 
