@@ -184,6 +184,17 @@ json_values = st.recursive(
 )
 
 
+# values for each field of Rich: of its annotated type, or any other JSON
+RICH_FIELDS = dict(
+    rev=st.one_of(st.integers(-2**54, 2**54), json_values),
+    target=st.one_of(st.none(), st.text(max_size=3), json_values),
+    items=st.one_of(st.lists(st.dictionaries(st.text(max_size=3), json_values, max_size=3),
+                             max_size=3), json_values),
+    cause=st.one_of(st.dictionaries(st.text(max_size=3), json_values, max_size=3), json_values),
+    extra=json_values, tags=st.one_of(st.lists(json_values, max_size=3), json_values),
+)
+
+
 def _general_from_dict(data: dict[str, Any], cls: type) -> tuple[Any, bytes]:
     obj = schema.structure(data, cls)
     out = schema.converter.unstructure(obj, cls)
@@ -191,13 +202,7 @@ def _general_from_dict(data: dict[str, Any], cls: type) -> tuple[Any, bytes]:
 
 
 @settings(max_examples=400, deadline=None)
-@given(rev=st.one_of(st.integers(-2**54, 2**54), json_values),
-       target=st.one_of(st.none(), st.text(max_size=3), json_values),
-       items=st.one_of(st.lists(st.dictionaries(st.text(max_size=3), json_values, max_size=3),
-                                max_size=3), json_values),
-       cause=st.one_of(st.dictionaries(st.text(max_size=3), json_values, max_size=3),
-                       json_values),
-       extra=json_values, tags=st.one_of(st.lists(json_values, max_size=3), json_values))
+@given(**RICH_FIELDS)
 def test_free_json_fields_and_json_objects_match_the_general_path(
     rev: Any, target: Any, items: Any, cause: Any, extra: Any, tags: Any
 ) -> None:
@@ -286,13 +291,7 @@ def test_the_loader_equals_the_general_path_or_steps_aside(
 
 
 @settings(max_examples=300, deadline=None)
-@given(rev=st.one_of(st.integers(-2**54, 2**54), json_values),
-       target=st.one_of(st.none(), st.text(max_size=3), json_values),
-       items=st.one_of(st.lists(st.dictionaries(st.text(max_size=3), json_values, max_size=3),
-                                max_size=3), json_values),
-       cause=st.one_of(st.dictionaries(st.text(max_size=3), json_values, max_size=3),
-                       json_values),
-       extra=json_values, tags=st.one_of(st.lists(json_values, max_size=3), json_values))
+@given(**RICH_FIELDS)
 def test_the_loader_of_free_json_fields_equals_the_general_path(
     rev: Any, target: Any, items: Any, cause: Any, extra: Any, tags: Any
 ) -> None:

@@ -176,8 +176,9 @@ class Deployment:
         finds it recorded and appends nothing)."""
         from .errors import ConcurrencyError
 
-        while True:  # each deployment records once, so another one moves the stream at most
-            changes, seen = self._plugin_changes()  # once per deployment: this ends
+        # ends: every deployment records once, so the stream moves a bounded number of times
+        while True:
+            changes, seen = self._plugin_changes()
             if not changes:
                 recorded: list[RecordedEvent] = []
                 break
