@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from . import builtin
+from ._gc import gc_paused
 from .config import DeploymentConfig
 from .errors import ConfigError, InputError
 from .events import NewEvent, RecordedEvent
@@ -252,14 +253,17 @@ class Deployment:
         correlation_id: str | None = None,
     ) -> list[RecordedEvent]:
         """Validate and append a batch atomically; a rejected batch appends nothing."""
-        prepared = self.prepare(events, correlation_id=correlation_id)
-        if not self._plugins_recorded:
-            # the enabled plugins go in first, as a batch of their own: the caller's batch
-            # (and the digest its idempotency key stands for) must not depend on whether
-            # this deployment had recorded them yet
-            self.record_plugins()
-        return self.store.append(prepared, expected_versions=expected_versions,
-                                 idempotency_key=idempotency_key, clock=self.clock)
+        # everything a batch allocates outlives the call (the returned events hold it)
+        # and forms no cycle: collections during it would find nothing to free
+        with gc_paused():
+            prepared = self.prepare(events, correlation_id=correlation_id)
+            if not self._plugins_recorded:
+                # the enabled plugins go in first, as a batch of their own: the caller's
+                # batch (and the digest its idempotency key stands for) must not depend on
+                # whether this deployment had recorded them yet
+                self.record_plugins()
+            return self.store.append(prepared, expected_versions=expected_versions,
+                                     idempotency_key=idempotency_key, clock=self.clock)
 
     # -- reading ------------------------------------------------------------------------
     def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import typing
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import cattrs
@@ -316,7 +317,36 @@ def flat_dumper(cls: type) -> Any:
                                  "int_repr": int.__repr__, "float_repr": float.__repr__,
                                  "jtext": canonical_text, "CanonicalError": CanonicalError}
     exec(source, namespace)
-    return namespace["dump"]
+    dump = namespace["dump"]
+    dump.source = source  # for reading, and for the tests
+    compiled = _compiled_dumper(cls, fields)
+    if compiled is not None:  # the same function, compiled
+        compiled.source, compiled.python = source, dump
+        return compiled
+    return dump
+
+
+def _compiled_dumper(cls: type, fields: Sequence[Any]) -> Any:
+    """:func:`flat_dumper`'s function compiled, for a slotted class whose fields are all
+    scalars or lists of scalars (optional or not); else None."""
+    from .store.base import _speedups
+
+    speedups = _speedups()
+    if speedups is None:
+        return None
+    kinds = []
+    for f in fields:
+        shape, leaf, optional = _field_kind(f.type)  # type: ignore[misc]  # checked before
+        if shape == "json":
+            return None
+        kinds.append(_LEAF_CODES[leaf] | (_SHAPE_LIST if shape == "list" else 0)
+                     | (_OPTIONAL if optional else 0))
+    names = tuple(f.name for f in fields)
+    order = tuple(sorted(range(len(names)), key=lambda k: names[k]))
+    try:
+        return speedups.flat_dumper(cls, names, order, tuple(kinds))
+    except TypeError:  # not slotted, say
+        return None
 
 
 # -- the replay hot path: payload instances from stored data ---------------------------------
@@ -365,6 +395,40 @@ def _load_json(kind: str, var: str) -> list[str]:
     else:
         lines.append(f"{var} = list({var})")
     return lines
+
+
+def _slot_maker(cls: type, fields: Sequence[Any]) -> Any:
+    """A compiled constructor equivalent to ``cls(*values)`` (field order), or None.
+
+    Only for a slotted attrs class whose generated ``__init__`` does nothing but store
+    each argument: no validators, converters, pre/post-init hooks, hash cache or other
+    slots, and ``cls.__new__`` is ``object.__new__``. Needs the optional compiled module
+    (:mod:`cladelog.core._speedups`); ``CLADELOG_NO_SPEEDUPS`` turns it off.
+    """
+    from .store.base import _speedups
+
+    speedups = _speedups()
+    init = getattr(cls.__dict__.get("__init__"), "__code__", None)
+    if speedups is None or init is None \
+            or not init.co_filename.startswith("<attrs generated ") \
+            or any(f.validator is not None or f.converter is not None for f in fields) \
+            or hasattr(cls, "__attrs_pre_init__") or hasattr(cls, "__attrs_post_init__"):
+        return None
+    slots: set[str] = set()
+    for klass in cls.__mro__[:-1]:
+        own = klass.__dict__.get("__slots__")
+        if own is None:
+            return None
+        own = [own] if isinstance(own, str) else list(own)
+        if "__dict__" in own:
+            return None
+        slots.update(own)
+    if slots - {"__weakref__"} != {f.name for f in fields}:
+        return None
+    try:
+        return speedups.slot_maker(cls, tuple(f.name for f in fields))
+    except TypeError:
+        return None
 
 
 def flat_loader(cls: type) -> Any:
@@ -432,13 +496,54 @@ def flat_loader(cls: type) -> Any:
         lines += [f"if {' or '.join(simple)}: return None"]
     if checks:
         lines += ["try:", *_indent(checks), "except _Slow:", "    return None"]
-    lines += ["try:", f"    return cls({', '.join(args + kwargs)})",
-              "except Exception:",  # a validator's or converter's refusal: cattrs words it
-              "    return None"]
+    make = _slot_maker(cls, fields)
+    if make is not None:  # the instance built by storing the checked values in its slots
+        lines += [f"return make({', '.join(f'v{k}' for k in range(len(names)))})"]
+    else:
+        lines += ["try:", f"    return cls({', '.join(args + kwargs)})",
+                  "except Exception:",  # a validator's or converter's refusal: cattrs words it
+                  "    return None"]
     source = "\n".join(["def load(d):", *_indent(lines), ""])
-    namespace: dict[str, Any] = {"_Slow": _Slow, "cls": cls,
+    namespace: dict[str, Any] = {"_Slow": _Slow, "cls": cls, "make": make,
                                  "KEYS": tuple(names[k] for k in order)}
     exec(source, namespace)
     load = namespace["load"]
     load.source = source  # for reading, and for the tests
+    if make is not None:
+        compiled = _compiled_loader(cls, fields, order)
+        if compiled is not None:  # the same function, compiled
+            compiled.source, compiled.python = source, load
+            return compiled
     return load
+
+
+# what the compiled loader calls a field's kind (cladelog/core/_speedups.c)
+_LEAF_CODES = {"str": 1, "int": 2, "bool": 3, "float": 4}
+_KIND_ANY, _SHAPE_LIST, _OPTIONAL = 5, 16, 32
+
+
+def _compiled_loader(cls: type, fields: Sequence[Any], order: list[int]) -> Any:
+    """:func:`flat_loader`'s function compiled, where every field is a scalar, a list of
+    scalars or free JSON taken as it is (``Any``), and the class is one
+    :func:`_slot_maker` builds; else None."""
+    from .store.base import _speedups
+
+    speedups = _speedups()
+    if speedups is None:
+        return None
+    kinds = []
+    for f in fields:
+        shape, leaf, optional = _field_kind(f.type)  # type: ignore[misc]  # checked before
+        if shape == "json":
+            if leaf != "any":
+                return None
+            kinds.append(_KIND_ANY)
+            continue
+        code = _LEAF_CODES[leaf] | (_SHAPE_LIST if shape == "list" else 0)
+        kinds.append(code | (_OPTIONAL if optional else 0))
+    names = tuple(f.name for f in fields)
+    try:
+        return speedups.flat_loader(cls, names, tuple(names[k] for k in order), tuple(order),
+                                    tuple(kinds))
+    except TypeError:
+        return None

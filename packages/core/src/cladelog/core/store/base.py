@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import abc
 import hashlib
+import itertools
 import json
+import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, NamedTuple
@@ -204,6 +206,24 @@ def build_rows(
     # around the stream version is built once per batch.
     now_q = _quoted(now, "recorded_at", position + 1)
     shapes: dict[tuple[str, str, int], tuple[bytes, bytes]] = {}
+
+    def shape_of(stream: str, type_: str, schema_version: int,
+                 position: int) -> tuple[bytes, bytes]:
+        """The body's bytes around ``stream_version``: the same for a run of events."""
+        return (f'","recorded_at":{now_q},"schema_version":{schema_version},'
+                f'"stream":{_quoted(stream, "stream", position)},"stream_version":'.encode(),
+                f',"type":{_quoted(type_, "type", position)}}}'.encode())
+
+    speedups = _speedups()
+    # the same loop, compiled; it returns None for input it does not expect
+    if speedups is not None and 0 <= position < 2**62:
+        built = speedups.build_rows(list(batch.events), batch.parts, position, prev, prev_raw,
+                                    versions, shapes, shape_of, now, RecordedEvent,
+                                    hashlib.sha256)
+        if built is not None:
+            return built  # type: ignore[no-any-return]
+        versions = dict(current_versions)
+        shapes.clear()
     new_event = tuple.__new__  # RecordedEvent's own __new__ is a Python function
     for e, (data_bytes, meta_bytes) in zip(batch.events, batch.parts, strict=True):
         position += 1
@@ -212,12 +232,8 @@ def build_rows(
         versions[stream] = version
         shape = shapes.get((stream, type_, schema_version))
         if shape is None:
-            shape = shapes[(stream, type_, schema_version)] = (
-                f'","recorded_at":{now_q},"schema_version":{schema_version},'
-                f'"stream":{_quoted(stream, "stream", position)},"stream_version":'
-                .encode(),
-                f',"type":{_quoted(type_, "type", position)}}}'.encode(),
-            )
+            shape = shapes[(stream, type_, schema_version)] = shape_of(stream, type_,
+                                                                        schema_version, position)
         body = b'{"data":%b,"meta":%b,"position":%d,"prev_hash":"%b%b%d%b' % (
             data_bytes, meta_bytes, position, prev.encode("ascii"), shape[0], version, shape[1])
         prev_raw = sha256(prev_raw + body).digest()
@@ -356,19 +372,94 @@ def verified_events(
     an event of that type and version is passed through ``decode`` (a payload
     loader, say) and the event carries what it returns. An :class:`InputError` it
     raises is re-raised naming the position.
+
+    When the optional compiled loop (``cladelog.core._speedups``) is available it
+    takes the rows it can vouch for and hands the first row it doubts (and the
+    rest) to the Python loop below, which decides and words any error: the two
+    give the same events and the same errors.
     """
+    rows = iter(rows)
+    caches = _ReadCaches(decoders or {})
+    speedups = _speedups()
+    if speedups is None:
+        return _verified_events_py(rows, start, caches)
+    prev_raw = bytes(32) if start.hash == GENESIS_HASH else bytes.fromhex(start.hash)
+    fast = speedups.verify_rows(rows, caches.shapes, caches.shape, caches.time, caches.meta,
+                                _scan_once, hashlib.sha256, RecordedEvent, start.position,
+                                start.hash, prev_raw)
+    # chained, not delegated from a generator: no Python frame to resume per event
+    return itertools.chain(fast, _after_hand_over(fast, rows, caches))
+
+
+def _after_hand_over(fast: Any, rows: Iterator[ReplayRow],
+                     caches: _ReadCaches) -> Iterator[RecordedEvent]:
+    """Where the compiled loop stopped before the end: the Python loop from that row."""
+    pending = fast.pending
+    if pending is not None:
+        yield from _verified_events_py(itertools.chain((pending,), rows),
+                                       Head(fast.position, fast.prev_hash), caches)
+
+
+class _ReadCaches:
+    """What a read of rows remembers between events, shared by both loops."""
+
+    __slots__ = ("decoders", "metas", "shapes")
+
+    def __init__(self, decoders: Mapping[str, tuple[int, Callable[[Any], Any]]]) -> None:
+        self.decoders = decoders
+        self.shapes: dict[tuple[str, str, int], tuple[bytes, bytes, Any]] = {}
+        self.metas: dict[bytes, dict[str, Any]] = {}
+
+    def shape(self, stream: str, type_: str, schema_version: int,
+              pos: int) -> tuple[bytes, bytes, Any]:
+        """The body's bytes around ``stream_version`` and the decoder, cached per key."""
+        if len(self.shapes) >= 4096:  # a log of many streams: keep the cache small
+            self.shapes.clear()
+        try:
+            prefix, suffix = _shape(stream, type_, schema_version)
+        except CanonicalError as exc:
+            raise ChainError(pos, f"a stored column is not valid ({exc})") from None
+        version, decode = self.decoders.get(type_, (None, None))
+        known = self.shapes[(stream, type_, schema_version)] = (
+            prefix, suffix, decode if version == schema_version else None)
+        return known
+
+    @staticmethod
+    def time(recorded_at: str, pos: int) -> bytes:
+        """``recorded_at`` quoted for the body."""
+        try:
+            return _quoted(recorded_at, "recorded_at", pos).encode("utf-8")
+        except InputError:
+            raise ChainError(pos, "a stored column is not valid (recorded_at)") from None
+
+    def meta(self, meta_b: bytes) -> tuple[dict[str, Any], bool]:
+        """``meta`` parsed, and whether it is a cached (flat) one to hand out copies of.
+
+        Raises ValueError when it is not a JSON object."""
+        cached = self.metas.get(meta_b)
+        if cached is not None:
+            return cached, True
+        meta = json.loads(meta_b)
+        if meta.__class__ is not dict:
+            raise ValueError("meta")
+        if len(self.metas) < 1024 and all(v.__class__ in _FLAT for v in meta.values()):
+            self.metas[meta_b] = meta
+            return meta, True
+        return meta, False
+
+
+def _verified_events_py(rows: Iterable[ReplayRow], start: Head,
+                        caches: _ReadCaches) -> Iterator[RecordedEvent]:
+    """The reference loop of :func:`verified_events`."""
     position, prev = start.position, start.hash
     prev_raw = bytes(32) if prev == GENESIS_HASH else bytes.fromhex(prev)
     sha256 = hashlib.sha256
-    loads = json.loads
     scan = _scan_once
-    shapes: dict[tuple[str, str, int], tuple[bytes, bytes, Any]] = {}
-    metas: dict[bytes, dict[str, Any]] = {}
-    last_time: str | None = None
+    shapes = caches.shapes
+    last_time: object = _UNSET  # not None: a stored NULL must not pass for "same as last"
     time_q = b""
-    last_key: tuple[Any, ...] = (None, None, None)
+    last_key: tuple[Any, ...] = (_UNSET, _UNSET, _UNSET)
     shape: tuple[bytes, bytes, Any] = (b"", b"", None)
-    decoders = decoders or {}
     last_meta_b: bytes | None = None
     last_meta: dict[str, Any] = {}
     new_event = tuple.__new__  # RecordedEvent's own __new__ is a Python function
@@ -386,22 +477,10 @@ def verified_events(
         if stream != last_key[0] or type_ != last_key[1] or schema_version != last_key[2]:
             last_key = (stream, type_, schema_version)
             known = shapes.get(last_key)
-            if known is None:
-                if len(shapes) >= 4096:  # a log of many streams: keep the cache small
-                    shapes.clear()
-                try:
-                    prefix, suffix = _shape(stream, type_, schema_version)
-                except CanonicalError as exc:
-                    raise ChainError(pos, f"a stored column is not valid ({exc})") from None
-                version, decode = decoders.get(type_, (None, None))
-                known = shapes[last_key] = (prefix, suffix,
-                                            decode if version == schema_version else None)
-            shape = known
+            shape = known if known is not None else caches.shape(stream, type_,
+                                                                 schema_version, pos)
         if recorded_at != last_time:  # a batch shares one time: quote it once
-            try:
-                time_q = _quoted(recorded_at, "recorded_at", pos).encode("utf-8")
-            except InputError:
-                raise ChainError(pos, "a stored column is not valid (recorded_at)") from None
+            time_q = caches.time(recorded_at, pos)
             last_time = recorded_at
         try:
             body = b'{"data":%b,"meta":%b,"position":%d,"prev_hash":"%b","recorded_at":%b%b%d%b' % (
@@ -421,16 +500,8 @@ def verified_events(
             if meta_b == last_meta_b:
                 meta = last_meta.copy()
             else:
-                cached = metas.get(meta_b)
-                if cached is not None:
-                    meta = cached
-                else:
-                    meta = loads(meta_b)
-                    if meta.__class__ is not dict:
-                        raise ValueError("meta")
-                    if len(metas) < 1024 and all(v.__class__ in _FLAT for v in meta.values()):
-                        metas[meta_b] = meta
-                if metas.get(meta_b) is meta:  # a cached (flat) meta: hand out copies
+                meta, cached = caches.meta(meta_b)
+                if cached:  # a cached (flat) meta: hand out copies
                     last_meta_b, last_meta = meta_b, meta
                     meta = meta.copy()
         except (ValueError, StopIteration):
@@ -443,6 +514,25 @@ def verified_events(
         yield new_event(RecordedEvent, (pos, stream, stream_version, type_, schema_version,
                                         data, meta, recorded_at, prev, hash_, body))
         prev, prev_raw, prev_b = hash_, digest, hash_.encode("ascii")
+
+
+def _speedups() -> Any:
+    """The compiled replay loop, or None (not built here, or ``CLADELOG_NO_SPEEDUPS`` set)."""
+    global _SPEEDUPS
+    if _SPEEDUPS is False:
+        _SPEEDUPS = None
+        if not os.environ.get("CLADELOG_NO_SPEEDUPS"):
+            try:
+                from .. import _speedups as module  # type: ignore[attr-defined]
+            except ImportError:
+                pass
+            else:
+                _SPEEDUPS = module
+    return _SPEEDUPS
+
+
+_SPEEDUPS: Any = False  # not looked up yet
+_UNSET = object()
 
 
 def _shape(stream: str, type_: str, schema_version: int) -> tuple[bytes, bytes]:
