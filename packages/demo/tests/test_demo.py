@@ -162,8 +162,6 @@ def test_demo_bad_options_exit_2(tmp_path: Path, cli: Cli, args: tuple[str, ...]
 
 def test_graph_session_answers_the_prompt(demo_states: dict[str, Any], demo_dir: Path,
                                           cli: Cli) -> None:
-    pytest.importorskip("cladelog.graph_engine.sessions",
-                        reason="graph-engine sessions API not available: demo step skipped")
     sessions = demo_states["graph_engine.sessions"]["sessions"]
     assert list(sessions) == ["demo-promotion-question"]
     assert sessions["demo-promotion-question"]["status"] == "settled"

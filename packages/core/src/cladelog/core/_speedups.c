@@ -27,7 +27,6 @@ typedef struct {
     PyObject *rows;        /* iterator of 9-tuples */
     PyObject *shapes;      /* dict (stream, type, schema_version) -> (prefix, suffix, decode) */
     PyObject *shape_cb;    /* (stream, type, schema_version, pos) -> that tuple, cached in shapes */
-    PyObject *time_cb;     /* (recorded_at, pos) -> quoted bytes */
     PyObject *meta_cb;     /* (meta_bytes) -> (meta dict, cacheable bool) */
     PyObject *scan;        /* json scanner: (text, 0) -> (value, end) */
     PyObject *sha256;      /* hashlib.sha256 */
@@ -52,7 +51,6 @@ verify_dealloc(VerifyIter *self)
     Py_XDECREF(self->rows);
     Py_XDECREF(self->shapes);
     Py_XDECREF(self->shape_cb);
-    Py_XDECREF(self->time_cb);
     Py_XDECREF(self->meta_cb);
     Py_XDECREF(self->scan);
     Py_XDECREF(self->sha256);
@@ -76,7 +74,6 @@ verify_traverse(VerifyIter *self, visitproc visit, void *arg)
     Py_VISIT(self->rows);
     Py_VISIT(self->shapes);
     Py_VISIT(self->shape_cb);
-    Py_VISIT(self->time_cb);
     Py_VISIT(self->meta_cb);
     Py_VISIT(self->scan);
     Py_VISIT(self->sha256);
@@ -150,6 +147,75 @@ sha256_into(PyObject *sha256, PyObject *buffer, unsigned char *out)
 }
 
 
+/* -- growing byte buffers, JSON strings --------------------------------------------------- */
+typedef struct {
+    char *buf;
+    Py_ssize_t len, cap;
+} Out;
+
+static int
+out_grow(Out *o, Py_ssize_t more)
+{
+    if (o->len + more <= o->cap)
+        return 0;
+    Py_ssize_t cap = o->cap * 2 > o->len + more ? o->cap * 2 : o->len + more + 256;
+    char *b = PyMem_Realloc(o->buf, (size_t)cap);
+    if (b == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->buf = b;
+    o->cap = cap;
+    return 0;
+}
+
+static int
+out_put(Out *o, const char *s, Py_ssize_t n)
+{
+    if (out_grow(o, n) < 0)
+        return -1;
+    memcpy(o->buf + o->len, s, (size_t)n);
+    o->len += n;
+    return 0;
+}
+
+/* a JSON string as JSON.stringify writes it: '"', '\\' and controls escaped, the rest as is */
+static int
+out_string(Out *o, PyObject *str)
+{
+    Py_ssize_t n;
+    const char *u = PyUnicode_AsUTF8AndSize(str, &n);  /* fails on a lone surrogate */
+    if (u == NULL)
+        return -1;
+    if (out_grow(o, n * 6 + 2) < 0)
+        return -1;
+    char *p = o->buf + o->len;
+    *p++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)u[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            *p++ = (char)c;
+            continue;
+        }
+        *p++ = '\\';
+        switch (c) {
+        case '"': *p++ = '"'; break;
+        case '\\': *p++ = '\\'; break;
+        case '\b': *p++ = 'b'; break;
+        case '\f': *p++ = 'f'; break;
+        case '\n': *p++ = 'n'; break;
+        case '\r': *p++ = 'r'; break;
+        case '\t': *p++ = 't'; break;
+        default:
+            *p++ = 'u'; *p++ = '0'; *p++ = '0';
+            *p++ = HEX[c >> 4]; *p++ = HEX[c & 15];
+        }
+    }
+    *p++ = '"';
+    o->len = p - o->buf;
+    return 0;
+}
+
 #define PUT(lit) do { memcpy(p, lit, sizeof(lit) - 1); p += sizeof(lit) - 1; } while (0)
 #define PUTN(src, n) do { memcpy(p, src, (size_t)(n)); p += (n); } while (0)
 
@@ -217,13 +283,12 @@ verify_next(VerifyIter *self)
     /* a batch shares one time: quote it once */
     if (self->time_q == NULL || recorded_at != self->last_time) {
         if (self->time_q == NULL || !same_str(recorded_at, self->last_time)) {
-            PyObject *q = PyObject_CallFunctionObjArgs(self->time_cb, recorded_at, pos_o, NULL);
-            if (q == NULL)
+            Out o = {NULL, 0, 0};  /* quoted as a JSON string, as the Python loop does */
+            PyObject *q = out_string(&o, recorded_at) < 0 ? NULL
+                          : PyBytes_FromStringAndSize(o.buf, o.len);
+            PyMem_Free(o.buf);
+            if (q == NULL)  /* a lone surrogate: the Python loop words it */
                 return hand_over(self, row);
-            if (!PyBytes_CheckExact(q)) {
-                Py_DECREF(q);
-                return hand_over(self, row);
-            }
             Py_XSETREF(self->time_q, q);
         }
         Py_INCREF(recorded_at);
@@ -426,12 +491,12 @@ static PyTypeObject VerifyIterType = {
 static PyObject *
 verify_rows(PyObject *module, PyObject *args)
 {
-    PyObject *rows, *shapes, *shape_cb, *time_cb, *meta_cb, *scan, *sha256, *prev_hex;
+    PyObject *rows, *shapes, *shape_cb, *meta_cb, *scan, *sha256, *prev_hex;
     PyObject *event_type;
     long long position;
     Py_buffer prev_raw;
-    if (!PyArg_ParseTuple(args, "OO!OOOOOO!LUy*:verify_rows", &rows, &PyDict_Type, &shapes,
-                          &shape_cb, &time_cb, &meta_cb, &scan, &sha256, &PyType_Type,
+    if (!PyArg_ParseTuple(args, "OO!OOOOO!LUy*:verify_rows", &rows, &PyDict_Type, &shapes,
+                          &shape_cb, &meta_cb, &scan, &sha256, &PyType_Type,
                           &event_type, &position, &prev_hex, &prev_raw))
         return NULL;
     if (prev_raw.len != 32 || !PyUnicode_IS_COMPACT_ASCII(prev_hex)
@@ -458,8 +523,6 @@ verify_rows(PyObject *module, PyObject *args)
     self->shapes = shapes;
     Py_INCREF(shape_cb);
     self->shape_cb = shape_cb;
-    Py_INCREF(time_cb);
-    self->time_cb = time_cb;
     Py_INCREF(meta_cb);
     self->meta_cb = meta_cb;
     Py_INCREF(scan);
@@ -806,6 +869,7 @@ typedef struct {
     Py_ssize_t *offsets;    /* n: slot offsets, field order */
     int *kinds;             /* n */
     PyObject *dict;         /* attributes (source, python) for reading and tests */
+    PyObject *fallback;     /* called with d where the checks refuse it, or NULL: None */
 } FlatLoader;
 
 static void
@@ -815,6 +879,7 @@ loader_dealloc(FlatLoader *self)
     Py_XDECREF(self->names);
     Py_XDECREF(self->keys);
     Py_XDECREF(self->dict);
+    Py_XDECREF(self->fallback);
     PyMem_Free(self->order);
     PyMem_Free(self->offsets);
     PyMem_Free(self->kinds);
@@ -890,6 +955,8 @@ check_field(PyObject *v, int kind)
 
 #define MAX_FIELDS 64
 
+static PyObject *loader_check(FlatLoader *self, PyObject *d);
+
 static PyObject *
 loader_call(FlatLoader *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -897,7 +964,17 @@ loader_call(FlatLoader *self, PyObject *const *args, size_t nargsf, PyObject *kw
         PyErr_SetString(PyExc_TypeError, "a loader takes one argument");
         return NULL;
     }
-    PyObject *d = args[0];
+    PyObject *obj = loader_check(self, args[0]);
+    if (obj != Py_None || self->fallback == NULL)
+        return obj;
+    Py_DECREF(obj);
+    return PyObject_CallOneArg(self->fallback, args[0]);
+}
+
+/* the instance, or None where the checks refuse d (a new reference), or NULL: an error */
+static PyObject *
+loader_check(FlatLoader *self, PyObject *d)
+{
     Py_ssize_t n = self->n;
     if (!PyDict_CheckExact(d) || PyDict_GET_SIZE(d) != n)
         Py_RETURN_NONE;
@@ -962,6 +1039,49 @@ loader_tp_call(FlatLoader *self, PyObject *args, PyObject *kwargs)
     return loader_call(self, &PyTuple_GET_ITEM(args, 0), (size_t)PyTuple_GET_SIZE(args), NULL);
 }
 
+static PyTypeObject FlatLoaderType;
+
+static PyObject *
+loader_or_else(FlatLoader *self, PyObject *fallback)
+{
+    if (!PyCallable_Check(fallback)) {
+        PyErr_SetString(PyExc_TypeError, "or_else: the fallback must be callable");
+        return NULL;
+    }
+    FlatLoader *other = PyObject_New(FlatLoader, &FlatLoaderType);
+    if (other == NULL)
+        return NULL;
+    size_t m = (size_t)(self->n > 0 ? self->n : 1);
+    other->vectorcall = (vectorcallfunc)loader_call;
+    other->n = self->n;
+    other->dict = NULL;
+    other->order = PyMem_Malloc(sizeof(Py_ssize_t) * m);
+    other->offsets = PyMem_Malloc(sizeof(Py_ssize_t) * m);
+    other->kinds = PyMem_Malloc(sizeof(int) * m);
+    Py_INCREF(self->cls);
+    other->cls = self->cls;
+    Py_INCREF(self->names);
+    other->names = self->names;
+    Py_INCREF(self->keys);
+    other->keys = self->keys;
+    Py_INCREF(fallback);
+    other->fallback = fallback;
+    if (other->order == NULL || other->offsets == NULL || other->kinds == NULL) {
+        Py_DECREF(other);
+        return PyErr_NoMemory();
+    }
+    memcpy(other->order, self->order, sizeof(Py_ssize_t) * m);
+    memcpy(other->offsets, self->offsets, sizeof(Py_ssize_t) * m);
+    memcpy(other->kinds, self->kinds, sizeof(int) * m);
+    return (PyObject *)other;
+}
+
+static PyMethodDef loader_methods[] = {
+    {"or_else", (PyCFunction)loader_or_else, METH_O,
+     "or_else(fallback) -> the same loader, calling fallback(d) instead of returning None"},
+    {NULL}
+};
+
 static PyTypeObject FlatLoaderType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "cladelog.core._speedups.FlatLoader",
@@ -973,6 +1093,7 @@ static PyTypeObject FlatLoaderType = {
     .tp_dictoffset = offsetof(FlatLoader, dict),
     .tp_getattro = PyObject_GenericGetAttr,
     .tp_setattro = PyObject_GenericSetAttr,
+    .tp_methods = loader_methods,
     .tp_doc = "A compiled payload loader (see schema.flat_loader): loader(d) -> instance or None.",
 };
 
@@ -995,7 +1116,7 @@ flat_loader(PyObject *module, PyObject *args)
         return NULL;
     self->vectorcall = (vectorcallfunc)loader_call;
     self->cls = NULL;
-    self->names = self->keys = self->dict = NULL;
+    self->names = self->keys = self->dict = self->fallback = NULL;
     self->n = n;
     size_t m = (size_t)(n > 0 ? n : 1);
     self->order = PyMem_Malloc(sizeof(Py_ssize_t) * m);
@@ -1046,74 +1167,6 @@ flat_loader(PyObject *module, PyObject *args)
  * does not format itself, a lone surrogate). `order` lists the field indexes in the
  * canonical (sorted) order of their names; `kinds` are the loader's codes.
  */
-typedef struct {
-    char *buf;
-    Py_ssize_t len, cap;
-} Out;
-
-static int
-out_grow(Out *o, Py_ssize_t more)
-{
-    if (o->len + more <= o->cap)
-        return 0;
-    Py_ssize_t cap = o->cap * 2 > o->len + more ? o->cap * 2 : o->len + more + 256;
-    char *b = PyMem_Realloc(o->buf, (size_t)cap);
-    if (b == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    o->buf = b;
-    o->cap = cap;
-    return 0;
-}
-
-static int
-out_put(Out *o, const char *s, Py_ssize_t n)
-{
-    if (out_grow(o, n) < 0)
-        return -1;
-    memcpy(o->buf + o->len, s, (size_t)n);
-    o->len += n;
-    return 0;
-}
-
-/* a JSON string as JSON.stringify writes it: '"', '\\' and controls escaped, the rest as is */
-static int
-out_string(Out *o, PyObject *str)
-{
-    Py_ssize_t n;
-    const char *u = PyUnicode_AsUTF8AndSize(str, &n);  /* fails on a lone surrogate */
-    if (u == NULL)
-        return -1;
-    if (out_grow(o, n * 6 + 2) < 0)
-        return -1;
-    char *p = o->buf + o->len;
-    *p++ = '"';
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)u[i];
-        if (c >= 0x20 && c != '"' && c != '\\') {
-            *p++ = (char)c;
-            continue;
-        }
-        *p++ = '\\';
-        switch (c) {
-        case '"': *p++ = '"'; break;
-        case '\\': *p++ = '\\'; break;
-        case '\b': *p++ = 'b'; break;
-        case '\f': *p++ = 'f'; break;
-        case '\n': *p++ = 'n'; break;
-        case '\r': *p++ = 'r'; break;
-        case '\t': *p++ = 't'; break;
-        default:
-            *p++ = 'u'; *p++ = '0'; *p++ = '0';
-            *p++ = HEX[c >> 4]; *p++ = HEX[c & 15];
-        }
-    }
-    *p++ = '"';
-    o->len = p - o->buf;
-    return 0;
-}
-
 /* 1: written; 0: not a value this encoder writes (the Python one steps aside); -1: error */
 static int
 out_leaf(Out *o, PyObject *v, int leaf)
@@ -1412,7 +1465,7 @@ static PyMethodDef methods[] = {
     {"slot_maker", slot_maker, METH_VARARGS,
      "slot_maker(cls, names) -> callable storing its positional arguments in those slots"},
     {"verify_rows", verify_rows, METH_VARARGS,
-     "verify_rows(rows, shapes, shape_cb, time_cb, meta_cb, scan, sha256, event_type, "
+     "verify_rows(rows, shapes, shape_cb, meta_cb, scan, sha256, event_type, "
      "position, prev_hash, prev_raw) -> iterator of events"},
     {NULL}
 };

@@ -198,9 +198,13 @@ class EventTypeRegistry:
         fast = schema.flat_loader(cls)
         general = schema.structure
 
+        def slow(data: Any) -> Any:
+            return general(data, cls)
+
         if fast is None:
-            def load(data: Any) -> Any:
-                return general(data, cls)
+            load = slow
+        elif hasattr(fast, "or_else"):  # the compiled loader calls the general path itself
+            load = fast.or_else(slow)
         else:
             def load(data: Any) -> Any:
                 obj = fast(data)

@@ -384,9 +384,9 @@ def verified_events(
     if speedups is None:
         return _verified_events_py(rows, start, caches)
     prev_raw = bytes(32) if start.hash == GENESIS_HASH else bytes.fromhex(start.hash)
-    fast = speedups.verify_rows(rows, caches.shapes, caches.shape, caches.time, caches.meta,
-                                _scan_once, hashlib.sha256, RecordedEvent, start.position,
-                                start.hash, prev_raw)
+    fast = speedups.verify_rows(rows, caches.shapes, caches.shape, caches.meta, _scan_once,
+                                hashlib.sha256, RecordedEvent, start.position, start.hash,
+                                prev_raw)
     # chained, not delegated from a generator: no Python frame to resume per event
     return itertools.chain(fast, _after_hand_over(fast, rows, caches))
 
