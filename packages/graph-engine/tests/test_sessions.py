@@ -17,7 +17,7 @@ from cladelog.graph_engine import (
     run_recorded_scenario,
     session_records,
 )
-from cladelog.graph_engine.events import encode_record, pack_encoded, pack_records
+from cladelog.graph_engine.events import pack_records, unpack_records
 from ge_helpers import Calls, concept, tree
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -280,7 +280,7 @@ class TestPacked:
         assert row["records"] == total and row["status"] == "settled"
 
     def test_packed_events_hold_what_pack_records_writes(self, cladelog_env: Any) -> None:
-        # records are encoded one by one as they arrive: the packed data must still be
+        # records are laid out one by one as they arrive: the packed data must still be
         # exactly pack_records of each run
         session, _ = chain_session(cladelog_env)
         session.settle()
@@ -306,19 +306,27 @@ class TestPacked:
         assert replay_session(cladelog_env.deployment, "pf").run_failed == events[-1].data
 
 
-def test_encoded_records_pack_like_pack_records() -> None:
+def test_packed_records_decode_to_the_same_records() -> None:
     records: list[tuple[str, Any]] = [
-        ("mutation_applied", {"rev": 1, "items": [{"id": "é\n\"x\"", "set": [["k", 2.5]]}],
-                              "cause": {"kind": "host"}, "target": None}),
+        ("mutation_applied", {"rev": 1, "target": None, "cause": {"kind": "host"},
+                              "items": [{"id": "é\n\"x\"", "create": None,
+                                         "set": [["k", 2.5], ["p", {"__push": [1]}]]}]}),
         ("provider_error", {"message": "\u2028 ☃", "n": -0.0, "big": 1e300, "t": True}),
+        ("cast", {"object": "é\n\"x\"", "concept": "C", "at": [1, 2]}),
         ("settled", {"revision": 3, "digest": "d", "capped": None}),
-        ("cast", {"object": "o", "concept": "C", "at": [1, 2]}),
+        ("cast", {"object": "o", "concept": "C", "at": [1, 2]}),  # no mutation before it
+        ("mutation_applied", {"rev": 2, "target": "o", "cause": {"kind": "host"},
+                              "items": [{"id": "o", "create": None, "set": [["a", None]]}]}),
+        ("uncast", {"object": "o", "concept": "A", "permanent": False, "at": [2, 1]}),
     ]
-    texts = [encode_record(k, d) for k, d in records]
-    assert pack_encoded(texts, 1, records[2][1]) == pack_records(records)
-    assert json.loads(pack_records(records)["records"]) == [[k, d] for k, d in records]
+    data = pack_records(records)
+    assert (data["count"], data["errors"], data["settled"]) == (7, 1, records[3][1])
+    columns = json.loads(data["columns"])
+    assert columns["order"] == "mocoooo"  # the uncast keeps its mutation whole
+    assert unpack_records(json.loads(json.dumps(data))) == [
+        (k, json.loads(json.dumps(d))) for k, d in records]
     with pytest.raises(ValueError):
-        encode_record("cast", {"at": [float("nan")]})
+        pack_records([("cast", {"at": [float("nan")]})])
 
 
 class TestFlushEvery:

@@ -1511,9 +1511,21 @@ class Engine:
         are attached for live use after the replay. With ``from_checkpoint``, the replay
         starts at the last ``checkpoint`` record (see :meth:`write_checkpoint`), whose digest
         is checked when ``verify``; otherwise checkpoints are skipped.
+
+        A replay from the first record goes through the streaming fold (:mod:`.fold`), and
+        through the general path below when the fold leaves the records to it (a malformed
+        record, say: the general path words the error); both build the same engine.
         """
+        from .fold import Unfoldable, fold_records
+
         with _gc_paused():
-            return cls._replay(records, providers, sink, verify, from_checkpoint)
+            if from_checkpoint:
+                return cls._replay(records, providers, sink, verify, True)
+            stream = records if type(records) is list else list(records)
+            try:
+                return fold_records((stream,), providers=providers, sink=sink, verify=verify)
+            except Unfoldable:
+                return cls._replay(stream, providers, sink, verify, False)
 
     @classmethod
     def _replay(cls, records: Iterable[tuple[str, Mapping[str, Any]]],

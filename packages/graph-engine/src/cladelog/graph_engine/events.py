@@ -7,14 +7,17 @@ turning each event into ``(record type, data)`` gives exactly what :meth:`Engine
 takes.
 
 ``graph_engine.records_packed`` is the one type that is not an engine record: it carries a
-run of records in one event (as JSON text), for deployments that set ``pack_records``
-(fewer, larger events, much cheaper to write; see the plugin settings).
+run of records in one event, for deployments that set ``pack_records`` (fewer, larger
+events, much cheaper to write; see the plugin settings). Its schema version 2 lays the run
+out in columns (:class:`RecordPacker`); version 1 events (the run as the JSON text of
+``[[type, data], ...]``) are upcast to it without being parsed, and both decode to the same
+records.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 import attrs
@@ -22,6 +25,7 @@ from cladelog.core import EventType
 
 __all__ = [
     "EVENT_TYPES",
+    "PACKED_SCHEMA_VERSION",
     "PREFIX",
     "RECORD_TYPES",
     "STREAM_PREFIX",
@@ -32,6 +36,7 @@ __all__ = [
     "ConceptPatched",
     "MutationApplied",
     "ProviderErrorRecorded",
+    "RecordPacker",
     "RecordsPacked",
     "RolledBack",
     "RunFailed",
@@ -39,10 +44,9 @@ __all__ = [
     "Settled",
     "TreeLoaded",
     "Uncast",
-    "encode_record",
     "event_type_of",
-    "pack_encoded",
     "pack_records",
+    "packed_columns",
     "record_type_of",
     "session_stream",
     "unpack_records",
@@ -192,18 +196,22 @@ class RunFailed:
 
 @attrs.frozen
 class RecordsPacked:
-    """``graph_engine.records_packed``: a run of engine records in one event.
+    """``graph_engine.records_packed`` (schema version 2): a run of engine records in one
+    event, in columns.
 
-    ``records`` is the JSON text of ``[[record type, data], ...]`` in order (text, so that
-    writing a large pack costs one encoding, not a walk of every value); ``count`` is its
-    length, ``errors`` its ``provider_error`` count and ``settled`` the data of its last
-    ``settled`` record (None when it has none), so summaries need not parse the text.
+    ``count`` is the number of records, ``errors`` their ``provider_error`` count and
+    ``settled`` the data of the last ``settled`` record (None when there is none), so that
+    summaries need not parse the rest. ``columns`` is the JSON text of what a replay reads;
+    ``audit`` the JSON text of what it does not (each columnar mutation's ``target`` and
+    ``cause``). Both are text so that writing a large pack costs one encoding, not core's
+    walk of every value. :class:`RecordPacker` documents the layout.
     """
 
     count: int
     errors: int
     settled: dict[str, Any] | None
-    records: str
+    columns: str
+    audit: str
 
 
 _PAYLOADS: Final[dict[str, tuple[type, str]]] = {
@@ -225,10 +233,34 @@ _PAYLOADS: Final[dict[str, tuple[type, str]]] = {
 #: The engine record types, in the order of the table in ``docs/semantics.md``.
 RECORD_TYPES: Final = tuple(_PAYLOADS)
 
+#: The schema version of ``graph_engine.records_packed`` that this version writes.
+PACKED_SCHEMA_VERSION: Final = 2
+
+
+def _packed_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Upcast a version 1 ``records_packed`` data object (``records``: the JSON text of
+    ``[[type, data], ...]``) to version 2 without parsing it: every record goes to the
+    ``other`` column as it is, so both versions decode to the same records."""
+    count = data.get("count")
+    records = data.get("records")
+    if type(records) is not str:
+        records = "null"  # not version 1 data: decoding it says so
+    # each record takes more than one character of the text: a larger count is wrong, and
+    # an empty order then makes the decoding say so too
+    order = "o" * count if type(count) is int and 0 < count <= len(records) else ""
+    return {
+        "count": count, "errors": data.get("errors"), "settled": data.get("settled"),
+        "columns": (f'{{"order":"{order}","rev":[],"id":[],"n":[],"k":[],"v":[],"cast":[],'
+                    f'"write":[],"other":{records}}}'),
+        "audit": '{"target":[],"cause":[]}',
+    }
+
+
 #: Every event type this plugin registers.
 EVENT_TYPES: Final = tuple(
     [EventType(PREFIX + name, cls, description=text) for name, (cls, text) in _PAYLOADS.items()]
     + [EventType(PREFIX + "records_packed", RecordsPacked,
+                 schema_version=PACKED_SCHEMA_VERSION, upcasters={1: _packed_v1_to_v2},
                  description="several engine records in one event")]
 )
 
@@ -251,92 +283,254 @@ def session_stream(session_id: str) -> str:
     return STREAM_PREFIX + session_id
 
 
-#: Encodes packed runs like ``json.dumps(..., allow_nan=False, separators=(",", ":"))``.
+#: Encodes packed columns like ``json.dumps(..., allow_nan=False, separators=(",", ":"))``.
 #: The circular-reference check is off: records are fresh JSON trees built by the engine (no
 #: value contains itself), and skipping the check saves ~15% of the encoding.
 _PACK_ENCODER: Final = json.JSONEncoder(allow_nan=False, separators=(",", ":"),
                                         check_circular=False)
+_EFFECTS: Final = frozenset({"cast", "uncast"})
 
 
-def _value_encoder() -> Callable[[Any], str]:
-    """``_PACK_ENCODER.encode`` without its per-call setup, where the C encoder is available.
+class RecordPacker:
+    """Builds the data of one ``graph_engine.records_packed`` event, record by record.
 
-    :func:`encode_record` runs once per record of a live session; ``JSONEncoder.encode``
-    builds a fresh C encoder on every call, which costs about as much as encoding a small
-    record. The encoder built here once is the very one ``encode`` would build (same
-    arguments), so the text is identical; a probe checks that and falls back otherwise.
+    Most records of a session are mutations of one existing object followed by the casts
+    their writes caused. Such a *columnar* mutation is laid out in columns, one entry per
+    mutation (``rev``, ``id``: the object, ``n``: how many writes) or per write (``k``,
+    ``v``: key and value), and each of its casts in two more (``cast``: the concept,
+    ``write``: its write number; the object and revision are the mutation's). Every other
+    record goes whole to ``other`` as ``[type, data]``. ``order`` is a string with one
+    letter per record, ``m``, ``c`` or ``o``, saying which column the next record comes
+    from: so the records decode back exactly, in order (:func:`unpack_records`).
+
+    A mutation is columnar when it has one item that creates nothing, each of its set pairs
+    has two members, and every effect recorded after it (until the next record that is
+    neither an effect nor a ``provider_error``) is a cast of that object at one of its
+    writes, all within this pack. A replay may then apply the casts after the writes (see
+    ``fold.py``); any other mutation, with its effects, goes to ``other``. A mutation whose
+    effects might continue in the next pack is not columnar either, so a pack can be sealed
+    at any record.
     """
-    base = _PACK_ENCODER
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # pragma: no cover - CPython always has the C accelerator
-        return base.encode
-    try:
-        enc = make(None, base.default, json.encoder.encode_basestring_ascii, None,
-                   base.key_separator, base.item_separator, base.sort_keys, base.skipkeys,
-                   base.allow_nan)
-    except TypeError:  # pragma: no cover - a C encoder of another signature
-        return base.encode
 
-    def encode(value: Any) -> str:
-        return "".join(enc(value, 0))
+    __slots__ = ("_cast", "_cause", "_clean", "_count", "_errors", "_follow", "_id", "_k",
+                 "_mutation", "_n", "_order", "_other", "_rev", "_settled", "_target", "_v",
+                 "_write")
 
-    probe = ("k\u00e9\n", {"a": [1, 2.5, None, True, {"b": '"x"'}], "c": -0.0})
-    try:
-        same = encode(probe) == base.encode(probe)
-    except (TypeError, ValueError):  # pragma: no cover
-        same = False
-    return encode if same else base.encode
+    def __init__(self) -> None:
+        self._count = 0
+        self._errors = 0
+        self._settled: dict[str, Any] | None = None
+        # the columns (``order`` as a list of letters until sealed), then the audit ones
+        self._order: list[str] = []
+        self._rev: list[Any] = []
+        self._id: list[Any] = []
+        self._n: list[int] = []
+        self._k: list[Any] = []
+        self._v: list[Any] = []
+        self._cast: list[Any] = []
+        self._write: list[Any] = []
+        self._other: list[tuple[str, Any]] = []
+        self._target: list[Any] = []
+        self._cause: list[Any] = []
+        # a columnar candidate, the effects and provider errors recorded after it, and
+        # whether all those effects are casts it may keep in columns (see _cast_of)
+        self._mutation: dict[str, Any] | None = None
+        self._follow: list[tuple[str, Any]] = []
+        self._clean = True
+
+    def __len__(self) -> int:
+        return self._count
+
+    def add(self, kind: str, data: Any) -> None:
+        """Add the next record."""
+        self._count += 1
+        mutation = self._mutation
+        if mutation is not None:
+            if kind == "cast" or kind == "uncast":
+                if type(data) is dict and data.get("at") is not None:
+                    if self._clean and (kind == "uncast" or not _cast_of(data, mutation)):
+                        self._clean = False
+                    self._follow.append((kind, data))
+                    return
+            elif kind == "provider_error":
+                self._errors += 1
+                self._follow.append((kind, data))
+                return
+            self._close()
+        if kind == "mutation_applied":
+            if _columnar(data):
+                self._mutation = data
+                return
+        elif kind == "provider_error":
+            self._errors += 1
+        elif kind == "settled":
+            self._settled = data
+        self._order.append("o")
+        self._other.append((kind, data))
+
+    def seal(self) -> dict[str, Any]:
+        """The event data of the records added. Raises ``ValueError`` on a value JSON
+        cannot hold (NaN, infinities) and ``TypeError`` on one that is not JSON."""
+        if self._mutation is not None:  # its effects might go on in the next pack
+            self._clean = False
+            self._close()
+        encode = _PACK_ENCODER.encode
+        columns = {"order": "".join(self._order), "rev": self._rev, "id": self._id,
+                   "n": self._n, "k": self._k, "v": self._v, "cast": self._cast,
+                   "write": self._write, "other": self._other}
+        return {"count": self._count, "errors": self._errors, "settled": self._settled,
+                "columns": encode(columns),
+                "audit": encode({"target": self._target, "cause": self._cause})}
+
+    def _close(self) -> None:
+        """Lay out the held mutation and what followed it: in columns when every effect is
+        a cast of its object at one of its writes, else as whole records."""
+        mutation, follow = self._mutation, self._follow
+        assert mutation is not None
+        self._mutation = None
+        if follow:
+            self._follow = []
+        order, other = self._order, self._other
+        if not self._clean:
+            self._clean = True
+            order.append("o")
+            other.append(("mutation_applied", mutation))
+            for kind, data in follow:
+                order.append("o")
+                other.append((kind, data))
+            return
+        item = mutation["items"][0]
+        pairs = item["set"]
+        order.append("m")
+        self._rev.append(mutation["rev"])
+        self._id.append(item["id"])
+        self._n.append(len(pairs))
+        keys, values = self._k, self._v
+        for key, value in pairs:
+            keys.append(key)
+            values.append(value)
+        self._target.append(mutation["target"])
+        self._cause.append(mutation["cause"])
+        for kind, data in follow:
+            if kind == "cast":
+                order.append("c")
+                self._cast.append(data["concept"])
+                self._write.append(data["at"][1])
+            else:
+                order.append("o")
+                other.append((kind, data))
 
 
-_encode_value: Final = _value_encoder()
+def _columnar(data: Any) -> bool:
+    """Whether a ``mutation_applied`` data object has the columnar shape (see
+    :class:`RecordPacker`): exactly ``rev`` (an int), ``target``, ``items`` (one item of
+    exactly ``id``, ``create`` None and ``set`` pairs) and ``cause``."""
+    if type(data) is not dict or len(data) != 4 or type(data.get("rev")) is not int:
+        return False
+    if "target" not in data or "cause" not in data:
+        return False
+    items = data.get("items")
+    if type(items) is not list or len(items) != 1:
+        return False
+    item = items[0]
+    if type(item) is not dict or len(item) != 3 or "id" not in item:
+        return False
+    if "create" not in item or item["create"] is not None:
+        return False
+    pairs = item.get("set")
+    if type(pairs) is not list:
+        return False
+    return all(type(p) in (list, tuple) and len(p) == 2 for p in pairs)
 
 
-def encode_record(kind: str, data: Any) -> str:
-    """The JSON text of one ``[record type, data]`` pair, exactly as it appears in the
-    ``records`` text of :func:`pack_records` (so a run can be encoded record by record and
-    packed with :func:`pack_encoded`). Raises ``ValueError`` on NaN or infinities and
-    ``TypeError`` on a value JSON cannot hold, like :func:`json.dumps`.
-    """
-    return _encode_value((kind, data))
-
-
-def pack_encoded(texts: Sequence[str], errors: int, settled: dict[str, Any] | None
-                 ) -> dict[str, Any]:
-    """The ``graph_engine.records_packed`` data of a run of records already encoded by
-    :func:`encode_record`: ``errors`` is its ``provider_error`` count, ``settled`` the data
-    of its last ``settled`` record. Equal to :func:`pack_records` of the same records."""
-    return {"count": len(texts), "errors": errors, "settled": settled,
-            "records": "[" + ",".join(texts) + "]"}
+def _cast_of(data: dict[str, Any], mutation: dict[str, Any]) -> bool:
+    """Whether a ``cast`` data object is exactly ``{object, concept, at: [rev, w]}`` of a
+    columnar ``mutation``: its object, its revision and one of its writes ``w``."""
+    at: Any = data["at"]
+    if len(data) != 3 or "concept" not in data or type(at) not in (list, tuple) or len(at) != 2:
+        return False
+    item = mutation["items"][0]
+    return (data.get("object") == item["id"] and type(at[0]) is int
+            and at[0] == mutation["rev"] and type(at[1]) is int
+            and 1 <= at[1] <= len(item["set"]))
 
 
 def pack_records(records: Sequence[tuple[str, Any]]) -> dict[str, Any]:
-    """The ``graph_engine.records_packed`` data of a run of records.
+    """The ``graph_engine.records_packed`` data of a run of records (see
+    :class:`RecordPacker`).
 
     Raises ``ValueError`` on a value JSON cannot hold (NaN, infinities).
     """
-    settled = None
-    errors = 0
+    packer = RecordPacker()
     for kind, data in records:
-        if kind == "settled":
-            settled = data
-        elif kind == "provider_error":
-            errors += 1
-    # the pairs are encoded as they are: a tuple encodes as a JSON array, like a list
-    text = _encode_value(records if type(records) is list else list(records))
-    return {"count": len(records), "errors": errors, "settled": settled, "records": text}
+        packer.add(kind, data)
+    return packer.seal()
+
+
+_COLUMNS: Final = ("order", "rev", "id", "n", "k", "v", "cast", "write", "other")
+
+
+def packed_columns(data: Any) -> dict[str, Any]:
+    """The parsed ``columns`` of a ``graph_engine.records_packed`` data object (schema
+    version 2), checked to be consistent: a replay may then read them without decoding
+    each record (see ``fold.py``), and they decode to ``count`` records.
+
+    Raises ``ValueError`` when they are not.
+    """
+    cols = json.loads(data["columns"])
+    if type(cols) is not dict or any(type(cols.get(k)) is not list for k in _COLUMNS[1:]):
+        raise ValueError("columns: not an object of the packed columns")
+    order = cols["order"]
+    if type(order) is not str or len(order) != data.get("count"):
+        raise ValueError("columns: not a list of the announced count")
+    m, c = order.count("m"), order.count("c")
+    if (m + c + order.count("o") != len(order)
+            or not len(cols["rev"]) == len(cols["id"]) == len(cols["n"]) == m
+            or not len(cols["cast"]) == len(cols["write"]) == c
+            or len(cols["other"]) != len(order) - m - c
+            or any(type(n) is not int or n < 0 for n in cols["n"])
+            or not sum(cols["n"]) == len(cols["k"]) == len(cols["v"])):
+        raise ValueError("columns: their lengths do not agree with the order")
+    if c and (not m or order.index("c") < order.index("m")):
+        raise ValueError("columns: a cast before any columnar mutation")
+    for item in cols["other"]:
+        if type(item) is not list or len(item) != 2 or type(item[0]) is not str:
+            raise ValueError("records: each item must be [type, data]")
+    return cols
 
 
 def unpack_records(data: Any) -> list[tuple[str, Any]]:
-    """The records of a ``graph_engine.records_packed`` data object, in order.
+    """The records of a ``graph_engine.records_packed`` data object (schema version 2), in
+    order.
 
-    Raises ``ValueError`` when the text is not a JSON list of ``[type, data]`` pairs.
+    Raises ``ValueError`` when its columns are not consistent (see :func:`packed_columns`).
     """
-    items = json.loads(data["records"])
-    if type(items) is not list or len(items) != data.get("count"):
-        raise ValueError("records: not a list of the announced count")
+    cols = packed_columns(data)
+    audit = json.loads(data["audit"])
+    targets, causes = audit["target"], audit["cause"]
+    if len(targets) != len(cols["rev"]) or len(causes) != len(targets):
+        raise ValueError("audit: not one target and cause per columnar mutation")
+    revs, ids, ns, keys, values = cols["rev"], cols["id"], cols["n"], cols["k"], cols["v"]
+    concepts, writes, other = cols["cast"], cols["write"], iter(cols["other"])
     out: list[tuple[str, Any]] = []
-    for item in items:
-        if type(item) is not list or len(item) != 2 or type(item[0]) is not str:
-            raise ValueError("records: each item must be [type, data]")
-        out.append((item[0], item[1]))
+    m = c = kv = 0
+    rev: Any = None
+    oid: Any = None
+    for letter in cols["order"]:
+        if letter == "m":
+            rev, oid, n = revs[m], ids[m], ns[m]
+            pairs = [[keys[i], values[i]] for i in range(kv, kv + n)]
+            out.append(("mutation_applied", {"rev": rev, "target": targets[m],
+                                             "items": [{"id": oid, "create": None,
+                                                        "set": pairs}],
+                                             "cause": causes[m]}))
+            m += 1
+            kv += n
+        elif letter == "c":
+            out.append(("cast", {"object": oid, "concept": concepts[c],
+                                 "at": [rev, writes[c]]}))
+            c += 1
+        else:
+            kind, record = next(other)
+            out.append((kind, record))
     return out

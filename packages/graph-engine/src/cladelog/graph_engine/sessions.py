@@ -14,7 +14,7 @@ writes the same event data.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from .engine import (
@@ -27,14 +27,14 @@ from .engine import (
 from .errors import SessionError
 from .events import (
     PREFIX,
-    encode_record,
+    RecordPacker,
     event_type_of,
-    pack_encoded,
-    pack_records,
+    packed_columns,
     record_type_of,
     session_stream,
     unpack_records,
 )
+from .fold import Unfoldable, fold_records
 from .scenario import ProviderKind, reload_seed, run_scenario
 from .settings import GraphEngineSettings
 
@@ -146,8 +146,10 @@ class Session:
         self._pack = settings.pack_records
         self._checkpoint_every = settings.checkpoint_every
         self._since_checkpoint = 0
-        # (record type, data, JSON text): see _record
-        self._buffer: list[tuple[str, dict[str, Any] | None, str | None]] = []
+        # what the next flush appends: packers (a packed event each) and unpacked records
+        self._buffer: list[RecordPacker | tuple[str, dict[str, Any]]] = []
+        self._packer: RecordPacker | None = None  # the packer taking records, if any
+        self._buffered = 0  # records in the buffer
         self._broken: str | None = None
         self.events_written = 0
         self.records_written = 0
@@ -159,64 +161,39 @@ class Session:
 
     def _record(self, kind: str, data: dict[str, Any]) -> None:
         if self._pack and kind not in _UNPACKED:
-            # A packed run is JSON text, so each record is encoded as it arrives and only its
-            # text is buffered: the record's containers are then freed at once and their
-            # memory reused for the next record, instead of thousands of them being kept
-            # until the flush (on a big boot that memory traffic cost more than the encoding).
-            # The data of a ``settled`` record is kept as the packed event's summary.
-            try:
-                text = encode_record(kind, data)
-            except (ValueError, TypeError):
-                self._buffer.append((kind, data, None))  # the flush reports it
-            else:
-                self._buffer.append((kind, data if kind == "settled" else None, text))
+            # A packer keeps only the columns of each record (keys, values, causes), so most
+            # of a record's containers are freed as soon as the next record arrives (on a big
+            # boot, keeping thousands of them until the flush cost more memory traffic than
+            # encoding); the columns are encoded at the flush.
+            packer = self._packer
+            if packer is None or len(packer) >= self._pack:
+                packer = self._packer = RecordPacker()
+                self._buffer.append(packer)
+            packer.add(kind, data)
         else:
-            self._buffer.append((kind, data, None))
-        if self._flush_every and len(self._buffer) >= self._flush_every:
+            self._packer = None  # a record never packed ends the run
+            self._buffer.append((kind, data))
+        self._buffered += 1
+        if self._flush_every and self._buffered >= self._flush_every:
             self.flush()
 
-    def _events(self, records: Sequence[tuple[str, dict[str, Any] | None, str | None]]
+    def _events(self, entries: Sequence[RecordPacker | tuple[str, dict[str, Any]]]
                 ) -> list[Any]:
         from cladelog.core import NewEvent
 
         stream = self.stream
-        pack = self._pack
-        if not pack:
-            return [NewEvent(stream, PREFIX + k, d) for k, d, _ in records]
         out: list[Any] = []
-        # runs of up to ``pack`` records, cut at each checkpoint or failure (never packed, see
-        # _UNPACKED)
-        cuts = [i for i, (k, _, _) in enumerate(records) if k in _UNPACKED]
-        start = 0
-        for end in [*cuts, len(records)]:
-            for lo in range(start, end, pack):
-                run = records[lo:min(lo + pack, end)]
-                out.append(NewEvent(stream, _PACKED, self._pack_run(run)))
-            if end < len(records):
-                out.append(NewEvent(stream, PREFIX + records[end][0], records[end][1]))
-            start = end + 1
-        return out
-
-    def _pack_run(self, run: Sequence[tuple[str, dict[str, Any] | None, str | None]]
-                  ) -> dict[str, Any]:
-        texts: list[str] = []
-        errors = 0
-        settled: dict[str, Any] | None = None
-        for kind, data, text in run:
-            if text is None:  # encoding failed when recorded: fail the same way now
+        for entry in entries:
+            if isinstance(entry, RecordPacker):
                 try:
-                    pack_records([(kind, data)])
-                except ValueError as exc:
+                    data = entry.seal()
+                except (ValueError, TypeError) as exc:
                     raise SessionError(f"session {self.session_id}: a record is not JSON "
                                        f"({exc})") from None
-                raise SessionError(f"session {self.session_id}: record {kind!r} could not "
-                                   f"be encoded")  # pragma: no cover - it failed before
-            texts.append(text)
-            if kind == "settled":
-                settled = data
-            elif kind == "provider_error":
-                errors += 1
-        return pack_encoded(texts, errors, settled)
+                out.append(NewEvent(stream, _PACKED, data))
+            else:
+                out.append(NewEvent(stream, PREFIX + entry[0], entry[1]))
+        return out
 
     def _check_live(self) -> None:
         if self._broken is not None:
@@ -227,11 +204,12 @@ class Session:
         self._check_live()
         if not self._buffer:
             return 0
-        records, self._buffer = self._buffer, []
+        entries, self._buffer, self._packer = self._buffer, [], None
+        records, self._buffered = self._buffered, 0
         # encoding and appending a batch allocate many containers and no cycles, while the
         # live graph can be large: the cyclic collector would only walk it again and again
         with _gc_paused():
-            events = self._events(records)
+            events = self._events(entries)
             try:
                 self._deployment.append(events, expected_versions={self.stream: self._version})
             except Exception as exc:
@@ -239,15 +217,15 @@ class Session:
                 raise SessionError(f"session {self.session_id}: {self._broken}") from exc
         self._version += len(events)
         self.events_written += len(events)
-        self.records_written += len(records)
-        self._since_checkpoint += len(records)
-        if any(k == "checkpoint" for k, _, _ in records[-1:]):
+        self.records_written += records
+        self._since_checkpoint += records
+        if events[-1].type == _CHECKPOINT:
             self._since_checkpoint = 0
         return len(events)
 
     def _maybe_checkpoint(self) -> None:
         due = self._checkpoint_every
-        if due and self._since_checkpoint + len(self._buffer) >= due:
+        if due and self._since_checkpoint + self._buffered >= due:
             with _gc_paused():  # a checkpoint copies the whole state: no cycles, many objects
                 self.engine.write_checkpoint()
 
@@ -337,22 +315,113 @@ def replay_session(
     """Rebuild a session's engine from the log without calling any provider.
 
     By default the replay starts at the session's last checkpoint (its digest checked) and
-    folds the events after it; ``from_checkpoint=False`` replays every event from the start.
-    Every recorded settle digest is checked when ``verify``; ``providers`` are attached for
-    live use afterwards (none is called by the replay).
+    folds the events after it; ``from_checkpoint=False`` replays every event from the start,
+    reading the log chain-checked (a broken chain raises core's ``ChainError``). Every
+    recorded settle digest is checked when ``verify``; ``providers`` are attached for live
+    use afterwards (none is called by the replay).
     """
     # Reading and folding the records build many containers and no cycles. The collector is
     # paused for both, and the records are dropped before it resumes: otherwise its first
     # pass after the pause walks every record still alive (about a second for 260,000).
     with _gc_paused():
-        records = _session_records(deployment, session_id, from_checkpoint)
-        if from_checkpoint and records[0][0] == "checkpoint" and not _covers(records):
+        if not from_checkpoint:
+            # event by event, each applied before the next is read (see .fold)
+            try:
+                return fold_records(_session_chunks(deployment, session_id),
+                                    providers=providers, verify=verify)
+            except Unfoldable:
+                # the general path replays what the fold left to it, or words the error
+                records = _session_records(deployment, session_id, False)
+                engine = Engine._replay(records, providers, None, verify)
+                del records
+                return engine
+        records = _session_records(deployment, session_id, True)
+        if records[0][0] == "checkpoint" and not _covers(records):
             # a rollback reaches behind the checkpoint: replay from the first event
             records = _session_records(deployment, session_id, False)
         engine = Engine.replay(records, providers=providers, verify=verify,
-                               from_checkpoint=from_checkpoint)
+                               from_checkpoint=True)
         del records
     return engine
+
+
+def _session_chunks(deployment: Deployment, session_id: str) -> Iterator[Any]:
+    """The records of a session's events, in chunks for :func:`fold_records`: a packed
+    event's columns, or the records of consecutive unpacked events (up to 1000).
+
+    The log is read chain-checked from the session's first event (``read_verified`` is
+    also the store's fastest read), until the session's last event; events of other
+    streams in between are checked and passed over, and so are the session's checkpoints
+    (a replay from the first event does not need them). Raises :class:`Unfoldable` where
+    :func:`session_records` raises: the general path words the error.
+    """
+    from cladelog.core import GENESIS_HASH, Head
+
+    _check_enabled(deployment)
+    stream = session_stream(_check_id(session_id))
+    store = deployment.store
+    first = _first_position(store, stream)
+    if first is None:
+        raise Unfoldable("no such session")
+    count = store.stream_version(stream)
+    before = first - 1
+    prev_hash = store.hash_at(before) if before else GENESIS_HASH
+    if prev_hash is None:
+        raise Unfoldable(f"no event at position {before}")
+    upcast = deployment.registry.upcast
+    batch: list[tuple[str, Any]] = []  # records of unpacked events, folded together
+    seen = 0
+    for e in store.read_verified(Head(before, prev_hash)):
+        if e.stream != stream:
+            continue
+        if e.type == _PACKED:
+            data = upcast(e.type, e.schema_version, e.data)
+            try:
+                columns = packed_columns(data)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise Unfoldable(f"{stream}@{e.stream_version}: {exc}") from None
+            if batch:
+                yield batch
+                batch = []
+            yield columns
+        elif e.type != _CHECKPOINT:
+            kind = record_type_of(e.type)
+            if kind is None:
+                raise Unfoldable(f"{stream}@{e.stream_version}: type {e.type!r}")
+            batch.append((kind, upcast(e.type, e.schema_version, e.data)))
+            if len(batch) == 1000:
+                yield batch
+                batch = []
+        seen += 1
+        if seen == count:
+            break
+    if batch:
+        yield batch
+
+
+def _first_position(store: Any, stream: str) -> int | None:
+    """The position of the first event of ``stream`` (None when it has none).
+
+    An SQL store answers a read of one stream by sorting all its rows by position, data
+    included, before handing out the first (about 70 ms for a 10,000-entity session), so
+    the reads here are bounded to positions up to 1, 2, 4, ...: each sorts only the rows of
+    the stream below its bound, and the first read that finds one has found the first.
+    """
+    last = store.head().position
+    bound = 1
+    while True:
+        rows = store.read_rows(stop=bound, stream=stream)
+        try:
+            first = next(rows, None)
+        finally:
+            close = getattr(rows, "close", None)
+            if close is not None:  # a generator holding a cursor: release it now
+                close()
+        if first is not None:
+            return int(first[0])
+        if bound >= last:
+            return None
+        bound *= 2
 
 
 def _covers(records: list[tuple[str, Any]]) -> bool:
