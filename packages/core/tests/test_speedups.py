@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 import pytest
-from cladelog.core import schema
+from cladelog.core import _accel, canonical, schema
 from cladelog.core.errors import CladelogError
 from cladelog.core.events import GENESIS_HASH, RecordedEvent
 from cladelog.core.store import base
@@ -24,6 +24,9 @@ from cladelog.core.store.base import Head, PreparedEvent, build_rows, verified_e
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+if os.environ.get("CLADELOG_NO_SPEEDUPS"):  # the pure-Python run (tox -e core-pure)
+    pytest.skip("CLADELOG_NO_SPEEDUPS is set: the compiled module is off",
+                allow_module_level=True)
 try:
     from cladelog.core import _speedups  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - only where it could not be built
@@ -39,8 +42,8 @@ def run(kind: str, rows: list[Any], start: Head = GENESIS,
         decoders: Any = None) -> tuple[str, Any]:
     """Read ``rows`` with the compiled loop (``"c"``) or the Python loop (``"py"``): the
     events as plain tuples, or the error with the events read before it."""
-    saved = base._SPEEDUPS
-    base._SPEEDUPS = _speedups if kind == "c" else None
+    saved = _accel._SPEEDUPS
+    _accel._SPEEDUPS = _speedups if kind == "c" else None
     out: list[RecordedEvent] = []
     try:
         for event in verified_events(iter(rows), start, decoders):
@@ -48,7 +51,7 @@ def run(kind: str, rows: list[Any], start: Head = GENESIS,
     except CladelogError as exc:
         return "error", (type(exc).__name__, str(exc), [tuple(e) for e in out])
     finally:
-        base._SPEEDUPS = saved
+        _accel._SPEEDUPS = saved
     return "ok", [tuple(e) for e in out]
 
 
@@ -74,7 +77,7 @@ def _load(d: Any) -> Any:
 
 
 def test_the_compiled_loop_is_the_one_used() -> None:
-    assert base._speedups() is _speedups or os.environ.get("CLADELOG_NO_SPEEDUPS")
+    assert _accel.speedups() is _speedups
 
 
 def test_good_rows_give_the_same_events() -> None:
@@ -262,15 +265,15 @@ class _no_error:
 # -- laying out and hashing a batch ------------------------------------------------------
 def _built(kind: str, events: list[PreparedEvent], head: Head,
            versions: dict[str, int]) -> tuple[str, Any]:
-    saved = base._SPEEDUPS
-    base._SPEEDUPS = _speedups if kind == "c" else None
+    saved = _accel._SPEEDUPS
+    _accel._SPEEDUPS = _speedups if kind == "c" else None
     try:
         out, rows = build_rows(events, head, versions, None,
                                clock=lambda: "2026-11-30T01:02:03.456789Z")
     except CladelogError as exc:
         return "error", (type(exc).__name__, str(exc))
     finally:
-        base._SPEEDUPS = saved
+        _accel._SPEEDUPS = saved
     return "ok", ([tuple(e) for e in out], rows)
 
 
@@ -307,13 +310,13 @@ def test_a_batch_the_compiled_loop_does_not_expect_goes_to_python() -> None:
     assert _speedups.build_rows(list(odd.events), odd.parts, 0, GENESIS_HASH, bytes(32), {},
                                 {}, lambda *a: (b"", b""), "now", RecordedEvent,
                                 __import__("hashlib").sha256) is None
-    saved = base._SPEEDUPS
-    base._SPEEDUPS = _speedups
+    saved = _accel._SPEEDUPS
+    _accel._SPEEDUPS = _speedups
     try:
         assert build_rows(odd, head, {}, None, clock=lambda: "t")[1] == \
             build_rows(batch, head, {}, None, clock=lambda: "t")[1]
     finally:
-        base._SPEEDUPS = saved
+        _accel._SPEEDUPS = saved
 
 
 # -- the compiled payload loader -----------------------------------------------------------
@@ -500,3 +503,50 @@ def test_the_registry_loader_falls_back_to_the_general_path_in_c() -> None:
         load({**doc, "i": "two"})
     with pytest.raises(TypeError):
         schema.flat_loader(Every).or_else(42)
+
+
+# -- canonical JSON of plain values ------------------------------------------------------------
+KEYS = st.one_of(st.text(max_size=4), st.sampled_from(["a", "B", "é", "\U0001f600", "\ufb01",
+                                                       "\ud800", "\x00"]))
+JSONISH = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2**60, 2**60), FLOATS, TEXTS,
+              st.builds(Sub, st.text(max_size=2)), st.builds(IntSub, st.integers(-3, 3))),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.tuples(inner, inner),
+                            st.dictionaries(KEYS, inner, max_size=4),
+                            st.dictionaries(st.integers(0, 3), inner, max_size=2)),
+    max_leaves=12,
+)
+
+
+def _python_canonical(value: Any) -> bytes | None:
+    try:
+        return canonical._canonical_text(value, "$").encode("utf-8")
+    except (CladelogError, ValueError):
+        return None
+
+
+@settings(max_examples=2000, deadline=None)
+@given(value=JSONISH)
+def test_the_compiled_canonical_encoder_equals_the_python_one_or_steps_aside(
+        value: Any) -> None:
+    got = _speedups.canonical(value)
+    if got is not None:  # never a form the Python encoder would not give (or would refuse)
+        assert got == _python_canonical(value)
+
+
+def test_the_compiled_canonical_encoder_takes_the_common_cases() -> None:
+    value = {"b": [1, 2.5, True, None, "x\n\u00e9"], "a": {"z": 20.0, "y": -0.0}, "é": ()}
+    assert _speedups.canonical(value) == \
+        '{"a":{"y":0,"z":20},"b":[1,2.5,true,null,"x\\n\u00e9"],"é":[]}'.encode()
+    for aside in (1e-7, 1e21, 2.0**53, float("nan"), 2**53, {"\U0001f600": 1}, {1: 2},
+                  Sub("x"), {"s": "\ud800"}, b"x", _nested(65)):
+        assert _speedups.canonical(aside) is None, aside
+    assert _speedups.canonical(_nested(64)) == canonical._canonical_text(_nested(64), "$") \
+        .encode()
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value

@@ -1454,7 +1454,119 @@ flat_dumper(PyObject *module, PyObject *args)
     return (PyObject *)self;
 }
 
+
+/* -- canonical JSON (RFC 8785) of plain values ------------------------------------------------
+ *
+ * canonical(value) -> bytes or None: what cladelog.core.canonical.canonical_bytes returns,
+ * for values made of exact dicts (string keys within the Basic Multilingual Plane, where
+ * code-point order is UTF-16 order), lists, tuples, strings, integers within 2**53 - 1,
+ * floats that are integral below 2**53 or non-integral in [1e-4, 1e16), booleans and None,
+ * nested at most MAX_DEPTH levels. None for anything else (the Python encoder then
+ * formats it or names what is wrong): other floats, subclasses, other types, a lone
+ * surrogate.
+ */
+#define MAX_DEPTH 64
+
+static int
+canon_value(Out *o, PyObject *v, int depth)
+{
+    if (v == Py_None)
+        return out_put(o, "null", 4) < 0 ? -1 : 1;
+    if (v == Py_True)
+        return out_put(o, "true", 4) < 0 ? -1 : 1;
+    if (v == Py_False)
+        return out_put(o, "false", 5) < 0 ? -1 : 1;
+    if (PyUnicode_CheckExact(v))
+        return out_leaf(o, v, KIND_STR);
+    if (PyLong_CheckExact(v))
+        return out_leaf(o, v, KIND_INT);
+    if (PyFloat_CheckExact(v))
+        return out_leaf(o, v, KIND_FLOAT);
+    int is_list = PyList_CheckExact(v), is_tuple = PyTuple_CheckExact(v);
+    if (is_list || is_tuple) {
+        Py_ssize_t n = is_list ? PyList_GET_SIZE(v) : PyTuple_GET_SIZE(v);
+        if (n && depth >= MAX_DEPTH)
+            return 0;
+        if (out_put(o, "[", 1) < 0)
+            return -1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (i && out_put(o, ",", 1) < 0)
+                return -1;
+            PyObject *item = is_list ? PyList_GET_ITEM(v, i) : PyTuple_GET_ITEM(v, i);
+            Py_INCREF(item);  /* a list may lose it to a finalizer run by an allocation */
+            int rc = canon_value(o, item, depth + 1);
+            Py_DECREF(item);
+            if (rc <= 0)
+                return rc;
+        }
+        return out_put(o, "]", 1) < 0 ? -1 : 1;
+    }
+    if (!PyDict_CheckExact(v))
+        return 0;
+    Py_ssize_t n = PyDict_GET_SIZE(v);
+    if (n && depth >= MAX_DEPTH)
+        return 0;
+    PyObject *items = PyDict_Items(v);  /* a snapshot: (key, value) pairs, owned */
+    if (items == NULL)
+        return -1;
+    int rc = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *key = PyTuple_GET_ITEM(PyList_GET_ITEM(items, i), 0);
+        if (!PyUnicode_CheckExact(key) || PyUnicode_KIND(key) == PyUnicode_4BYTE_KIND) {
+            rc = 0;  /* not a string, or maybe beyond the BMP: UTF-16 order differs */
+            goto done;
+        }
+    }
+    if (PyList_Sort(items) < 0) {  /* keys are distinct: values are never compared */
+        rc = -1;
+        goto done;
+    }
+    if (out_put(o, "{", 1) < 0) {
+        rc = -1;
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = PyList_GET_ITEM(items, i);
+        if ((i && out_put(o, ",", 1) < 0)) {
+            rc = -1;
+            goto done;
+        }
+        rc = out_leaf(o, PyTuple_GET_ITEM(pair, 0), KIND_STR);
+        if (rc <= 0)
+            goto done;
+        if (out_put(o, ":", 1) < 0) {
+            rc = -1;
+            goto done;
+        }
+        rc = canon_value(o, PyTuple_GET_ITEM(pair, 1), depth + 1);
+        if (rc <= 0)
+            goto done;
+    }
+    rc = out_put(o, "}", 1) < 0 ? -1 : 1;
+done:
+    Py_DECREF(items);
+    return rc;
+}
+
+static PyObject *
+canonical(PyObject *module, PyObject *value)
+{
+    Out o = {NULL, 0, 0};
+    int rc = canon_value(&o, value, 0);
+    PyObject *result = NULL;
+    if (rc > 0)
+        result = PyBytes_FromStringAndSize(o.buf, o.len);
+    else if (rc == 0) {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    PyMem_Free(o.buf);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"canonical", canonical, METH_O,
+     "canonical(value) -> canonical JSON bytes (RFC 8785), or None: the Python encoder decides"},
     {"flat_dumper", flat_dumper, METH_VARARGS,
      "flat_dumper(cls, names, order, kinds) -> dumper(obj) -> (dict, bytes) or None"},
     {"flat_loader", flat_loader, METH_VARARGS,

@@ -312,7 +312,12 @@ def canonical_bytes(value: Any, *, path: str = "$") -> bytes:
     Raises :class:`CanonicalError` naming the path of the first value that has
     no canonical form (NaN, infinity, unsafe integer, non-string key, ...).
     """
-    text = canonical_text(value, path=path)
+    fast = _C_CANONICAL if _C_CANONICAL is not False else _compiled()
+    if fast is not None:  # plain values: the compiled encoder, bytes at once
+        done = fast(value)
+        if done is not None:
+            return done  # type: ignore[no-any-return]
+    text = _canonical_text(value, path)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
@@ -320,9 +325,33 @@ def canonical_bytes(value: Any, *, path: str = "$") -> bytes:
         raise CanonicalError(f"{path}: string contains a lone surrogate") from None
 
 
+_C_CANONICAL: Any = False  # the compiled encoder, once looked up (None: there is none)
+
+
+def _compiled() -> Any:
+    """The compiled encoder of plain values (``_speedups.canonical``), or None."""
+    global _C_CANONICAL
+    if _C_CANONICAL is False:
+        from ._accel import speedups
+
+        module = speedups()
+        _C_CANONICAL = module.canonical if module is not None else None
+    return _C_CANONICAL
+
+
 def canonical_text(value: Any, *, path: str = "$") -> str:
     """:func:`canonical_bytes` before its UTF-8 encoding (which is where a lone
     surrogate, the one thing this does not check on its fast path, fails)."""
+    fast = _C_CANONICAL if _C_CANONICAL is not False else _compiled()
+    if fast is not None:
+        done = fast(value)
+        if done is not None:
+            return done.decode("utf-8")  # type: ignore[no-any-return]
+    return _canonical_text(value, path)
+
+
+def _canonical_text(value: Any, path: str) -> str:
+    """:func:`canonical_text` in Python: every value, and the errors' wording."""
     try:
         slow = _quick(value, 0)
     except _Invalid:

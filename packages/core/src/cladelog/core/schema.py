@@ -329,7 +329,7 @@ def flat_dumper(cls: type) -> Any:
 def _compiled_dumper(cls: type, fields: Sequence[Any]) -> Any:
     """:func:`flat_dumper`'s function compiled, for a slotted class whose fields are all
     scalars or lists of scalars (optional or not); else None."""
-    from .store.base import _speedups
+    from ._accel import speedups as _speedups
 
     speedups = _speedups()
     if speedups is None:
@@ -405,7 +405,7 @@ def _slot_maker(cls: type, fields: Sequence[Any]) -> Any:
     slots, and ``cls.__new__`` is ``object.__new__``. Needs the optional compiled module
     (:mod:`cladelog.core._speedups`); ``CLADELOG_NO_SPEEDUPS`` turns it off.
     """
-    from .store.base import _speedups
+    from ._accel import speedups as _speedups
 
     speedups = _speedups()
     init = getattr(cls.__dict__.get("__init__"), "__code__", None)
@@ -526,7 +526,7 @@ def _compiled_loader(cls: type, fields: Sequence[Any], order: list[int]) -> Any:
     """:func:`flat_loader`'s function compiled, where every field is a scalar, a list of
     scalars or free JSON taken as it is (``Any``), and the class is one
     :func:`_slot_maker` builds; else None."""
-    from .store.base import _speedups
+    from ._accel import speedups as _speedups
 
     speedups = _speedups()
     if speedups is None:

@@ -11,13 +11,13 @@ import abc
 import hashlib
 import itertools
 import json
-import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, NamedTuple
 
 import attrs
 
+from .. import _accel
 from ..canonical import CanonicalError, canonical_bytes
 from ..errors import ChainError, ConcurrencyError, InputError
 from ..events import (
@@ -214,7 +214,7 @@ def build_rows(
                 f'"stream":{_quoted(stream, "stream", position)},"stream_version":'.encode(),
                 f',"type":{_quoted(type_, "type", position)}}}'.encode())
 
-    speedups = _speedups()
+    speedups = _accel.speedups()
     # the same loop, compiled; it returns None for input it does not expect
     if speedups is not None and 0 <= position < 2**62:
         built = speedups.build_rows(list(batch.events), batch.parts, position, prev, prev_raw,
@@ -380,7 +380,7 @@ def verified_events(
     """
     rows = iter(rows)
     caches = _ReadCaches(decoders or {})
-    speedups = _speedups()
+    speedups = _accel.speedups()
     if speedups is None:
         return _verified_events_py(rows, start, caches)
     prev_raw = bytes(32) if start.hash == GENESIS_HASH else bytes.fromhex(start.hash)
@@ -516,22 +516,6 @@ def _verified_events_py(rows: Iterable[ReplayRow], start: Head,
         prev, prev_raw, prev_b = hash_, digest, hash_.encode("ascii")
 
 
-def _speedups() -> Any:
-    """The compiled replay loop, or None (not built here, or ``CLADELOG_NO_SPEEDUPS`` set)."""
-    global _SPEEDUPS
-    if _SPEEDUPS is False:
-        _SPEEDUPS = None
-        if not os.environ.get("CLADELOG_NO_SPEEDUPS"):
-            try:
-                from .. import _speedups as module  # type: ignore[attr-defined]
-            except ImportError:
-                pass
-            else:
-                _SPEEDUPS = module
-    return _SPEEDUPS
-
-
-_SPEEDUPS: Any = False  # not looked up yet
 _UNSET = object()
 
 
