@@ -792,23 +792,13 @@ maker_call(SlotMaker *self, PyObject *const *args, size_t nargsf, PyObject *kwna
     return obj;
 }
 
-static PyObject *
-maker_tp_call(SlotMaker *self, PyObject *args, PyObject *kwargs)
-{
-    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
-        PyErr_SetString(PyExc_TypeError, "no keyword arguments");
-        return NULL;
-    }
-    return maker_call(self, &PyTuple_GET_ITEM(args, 0), (size_t)PyTuple_GET_SIZE(args), NULL);
-}
-
 static PyTypeObject SlotMakerType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "cladelog.core._speedups.SlotMaker",
     .tp_basicsize = sizeof(SlotMaker),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_dealloc = (destructor)maker_dealloc,
-    .tp_call = (ternaryfunc)maker_tp_call,
+    .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(SlotMaker, vectorcall),
     .tp_doc = "slot_maker(cls, names)(*values): an instance with each value in its slot.",
 };
@@ -1029,16 +1019,6 @@ loader_check(FlatLoader *self, PyObject *d)
     return obj;
 }
 
-static PyObject *
-loader_tp_call(FlatLoader *self, PyObject *args, PyObject *kwargs)
-{
-    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
-        PyErr_SetString(PyExc_TypeError, "no keyword arguments");
-        return NULL;
-    }
-    return loader_call(self, &PyTuple_GET_ITEM(args, 0), (size_t)PyTuple_GET_SIZE(args), NULL);
-}
-
 static PyTypeObject FlatLoaderType;
 
 static PyObject *
@@ -1088,7 +1068,7 @@ static PyTypeObject FlatLoaderType = {
     .tp_basicsize = sizeof(FlatLoader),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_dealloc = (destructor)loader_dealloc,
-    .tp_call = (ternaryfunc)loader_tp_call,
+    .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(FlatLoader, vectorcall),
     .tp_dictoffset = offsetof(FlatLoader, dict),
     .tp_getattro = PyObject_GenericGetAttr,
@@ -1350,23 +1330,13 @@ done:
     return result;
 }
 
-static PyObject *
-dumper_tp_call(FlatDumper *self, PyObject *args, PyObject *kwargs)
-{
-    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
-        PyErr_SetString(PyExc_TypeError, "no keyword arguments");
-        return NULL;
-    }
-    return dumper_call(self, &PyTuple_GET_ITEM(args, 0), (size_t)PyTuple_GET_SIZE(args), NULL);
-}
-
 static PyTypeObject FlatDumperType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "cladelog.core._speedups.FlatDumper",
     .tp_basicsize = sizeof(FlatDumper),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_dealloc = (destructor)dumper_dealloc,
-    .tp_call = (ternaryfunc)dumper_tp_call,
+    .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(FlatDumper, vectorcall),
     .tp_dictoffset = offsetof(FlatDumper, dict),
     .tp_getattro = PyObject_GenericGetAttr,

@@ -329,22 +329,15 @@ def flat_dumper(cls: type) -> Any:
 def _compiled_dumper(cls: type, fields: Sequence[Any]) -> Any:
     """:func:`flat_dumper`'s function compiled, for a slotted class whose fields are all
     scalars or lists of scalars (optional or not); else None."""
-    from ._accel import speedups as _speedups
+    from ._accel import speedups
 
-    speedups = _speedups()
-    if speedups is None:
+    module, kinds = speedups(), _kind_codes(fields, free_json=False)
+    if module is None or kinds is None:
         return None
-    kinds = []
-    for f in fields:
-        shape, leaf, optional = _field_kind(f.type)  # type: ignore[misc]  # checked before
-        if shape == "json":
-            return None
-        kinds.append(_LEAF_CODES[leaf] | (_SHAPE_LIST if shape == "list" else 0)
-                     | (_OPTIONAL if optional else 0))
     names = tuple(f.name for f in fields)
     order = tuple(sorted(range(len(names)), key=lambda k: names[k]))
     try:
-        return speedups.flat_dumper(cls, names, order, tuple(kinds))
+        return module.flat_dumper(cls, names, order, kinds)
     except TypeError:  # not slotted, say
         return None
 
@@ -526,24 +519,30 @@ def _compiled_loader(cls: type, fields: Sequence[Any], order: list[int]) -> Any:
     """:func:`flat_loader`'s function compiled, where every field is a scalar, a list of
     scalars or free JSON taken as it is (``Any``), and the class is one
     :func:`_slot_maker` builds; else None."""
-    from ._accel import speedups as _speedups
+    from ._accel import speedups
 
-    speedups = _speedups()
-    if speedups is None:
+    module, kinds = speedups(), _kind_codes(fields, free_json=True)
+    if module is None or kinds is None:
         return None
+    names = tuple(f.name for f in fields)
+    try:
+        return module.flat_loader(cls, names, tuple(names[k] for k in order), tuple(order),
+                                  kinds)
+    except TypeError:
+        return None
+
+
+def _kind_codes(fields: Sequence[Any], *, free_json: bool) -> tuple[int, ...] | None:
+    """Each field's kind as the compiled module codes it, or None when one has no code:
+    free JSON other than ``Any`` (and ``Any`` too unless ``free_json``)."""
     kinds = []
     for f in fields:
         shape, leaf, optional = _field_kind(f.type)  # type: ignore[misc]  # checked before
         if shape == "json":
-            if leaf != "any":
+            if leaf != "any" or not free_json:
                 return None
             kinds.append(_KIND_ANY)
             continue
         code = _LEAF_CODES[leaf] | (_SHAPE_LIST if shape == "list" else 0)
         kinds.append(code | (_OPTIONAL if optional else 0))
-    names = tuple(f.name for f in fields)
-    try:
-        return speedups.flat_loader(cls, names, tuple(names[k] for k in order), tuple(order),
-                                    tuple(kinds))
-    except TypeError:
-        return None
+    return tuple(kinds)
