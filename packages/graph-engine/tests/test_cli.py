@@ -34,7 +34,6 @@ def test_run_prints_the_expected_output(cladelog_env: Any, name: str) -> None:
 
 
 def test_run_fixture_06_with_the_loop_kind(cladelog_env: Any) -> None:
-    pytest.importorskip("cladelog.graph_engine.authoring")
     result = cladelog_env.cli("graph", "run", str(FIXTURES / "06_decompose_loop.input.json"))
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
