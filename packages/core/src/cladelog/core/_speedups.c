@@ -845,6 +845,7 @@ slot_maker(PyObject *module, PyObject *args)
  * SHAPE_LIST for a list of that leaf, or KIND_ANY; plus OPTIONAL when None is allowed.
  */
 enum { KIND_STR = 1, KIND_INT = 2, KIND_BOOL = 3, KIND_FLOAT = 4, KIND_ANY = 5,
+       KIND_JSON_DICT = 6, KIND_JSON_LIST = 7, KIND_JSON_LIST_OF_DICTS = 8,  /* dumper only */
        SHAPE_LIST = 16, OPTIONAL = 32 };
 #define MAX_SAFE_INTEGER 9007199254740991LL
 
@@ -1141,11 +1142,13 @@ flat_loader(PyObject *module, PyObject *args)
  * flat_dumper(cls, names, order, kinds) -> dumper; dumper(obj) -> (json_object, bytes) or None.
  *
  * The encoder schema.flat_dumper generates in Python, for slotted classes whose fields are
- * JSON scalars or lists of them (optional or not): the object's members as a JSON object
- * (lists copied) and its canonical JSON (RFC 8785) as UTF-8, or None wherever the Python
- * encoder returns None (a value of another class, an integer beyond 2**53 - 1, a float it
- * does not format itself, a lone surrogate). `order` lists the field indexes in the
- * canonical (sorted) order of their names; `kinds` are the loader's codes.
+ * JSON scalars, lists of them (optional or not) or free JSON: the object's members as a
+ * JSON object (lists and dicts copied as the Python encoder copies them) and its canonical
+ * JSON (RFC 8785) as UTF-8, or None wherever the Python encoder returns None (a value of
+ * another class, an integer beyond 2**53 - 1, a float it does not format itself, a lone
+ * surrogate) and where free JSON holds what canonical() below leaves to Python. `order`
+ * lists the field indexes in the canonical (sorted) order of their names; `kinds` are the
+ * loader's codes plus KIND_JSON_*.
  */
 /* 1: written; 0: not a value this encoder writes (the Python one steps aside); -1: error */
 static int
@@ -1232,6 +1235,8 @@ dumper_dealloc(FlatDumper *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+static int canon_value(Out *o, PyObject *v, int depth);
+
 static PyObject *
 dumper_call(FlatDumper *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -1247,19 +1252,34 @@ dumper_call(FlatDumper *self, PyObject *const *args, size_t nargsf, PyObject *kw
     Py_ssize_t got = 0;
     Out o = {NULL, 0, 0};
     PyObject *result = NULL;
-    for (; got < n; got++) {  /* read every slot, copying lists */
+    for (; got < n; got++) {  /* read every slot, copying lists and dicts */
         PyObject *v = *(PyObject **)((char *)obj + self->offsets[got]);
+        int kind = self->kinds[got], leaf = kind & 15;
         if (v == NULL)
             goto aside;  /* an unset attribute: the general path reports it */
-        if ((self->kinds[got] & SHAPE_LIST) && !((self->kinds[got] & OPTIONAL) && v == Py_None)) {
+        if ((kind & OPTIONAL) && v == Py_None) {
+            Py_INCREF(v);
+        } else if (kind & SHAPE_LIST) {
             if (!PyList_CheckExact(v))
                 goto aside;
             v = PyList_GetSlice(v, 0, PyList_GET_SIZE(v));
-            if (v == NULL)
-                goto error;
+        } else if (leaf == KIND_JSON_DICT) {
+            if (!PyDict_CheckExact(v))
+                goto aside;
+            v = PyDict_Copy(v);
+        } else if (leaf == KIND_JSON_LIST || leaf == KIND_JSON_LIST_OF_DICTS) {
+            if (!PyList_CheckExact(v) && !PyTuple_CheckExact(v))
+                goto aside;
+            Py_ssize_t m = PySequence_Fast_GET_SIZE(v);
+            for (Py_ssize_t k = 0; leaf == KIND_JSON_LIST_OF_DICTS && k < m; k++)
+                if (!PyDict_CheckExact(PySequence_Fast_GET_ITEM(v, k)))
+                    goto aside;
+            v = PySequence_List(v);
         } else {
             Py_INCREF(v);
         }
+        if (v == NULL)
+            goto error;
         values[got] = v;
     }
     if (out_put(&o, "{", 1) < 0)
@@ -1273,6 +1293,14 @@ dumper_call(FlatDumper *self, PyObject *const *args, size_t nargsf, PyObject *kw
         if ((kind & OPTIONAL) && v == Py_None) {
             if (out_put(&o, "null", 4) < 0)
                 goto error;
+            continue;
+        }
+        if (leaf >= KIND_ANY) {  /* free JSON: its canonical form, or the general path */
+            int rc = canon_value(&o, v, 0);
+            if (rc < 0)
+                goto error;
+            if (rc == 0)
+                goto aside;
             continue;
         }
         if (!(kind & SHAPE_LIST)) {
@@ -1382,8 +1410,8 @@ flat_dumper(PyObject *module, PyObject *args)
         Py_ssize_t oi = PyLong_Check(oj) ? PyLong_AsSsize_t(oj) : -1;
         long ki = PyLong_Check(kj) ? PyLong_AsLong(kj) : -1;
         int leaf = (int)(ki & 15);
-        if (oi < 0 || oi >= n || ki < 0 || leaf < KIND_STR || leaf > KIND_FLOAT
-            || (ki & ~(15 | SHAPE_LIST | OPTIONAL))) {
+        if (oi < 0 || oi >= n || ki < 0 || leaf < KIND_STR || leaf > KIND_JSON_LIST_OF_DICTS
+            || (ki & ~(15 | SHAPE_LIST | OPTIONAL)) || (leaf >= KIND_ANY && (ki & SHAPE_LIST))) {
             PyErr_Clear();
             Py_DECREF(self);
             PyErr_SetString(PyExc_TypeError, "flat_dumper: a bad order or kind");

@@ -327,11 +327,13 @@ def flat_dumper(cls: type) -> Any:
 
 
 def _compiled_dumper(cls: type, fields: Sequence[Any]) -> Any:
-    """:func:`flat_dumper`'s function compiled, for a slotted class whose fields are all
-    scalars or lists of scalars (optional or not); else None."""
+    """:func:`flat_dumper`'s function compiled, for a slotted class (any kind of field
+    :func:`flat_dumper` takes: the free JSON ones through the compiled canonical encoder,
+    which steps aside as :func:`cladelog.core.canonical.canonical_text` would not);
+    else None."""
     from ._accel import speedups
 
-    module, kinds = speedups(), _kind_codes(fields, free_json=False)
+    module, kinds = speedups(), _kind_codes(fields, _DUMPER_JSON_CODES)
     if module is None or kinds is None:
         return None
     names = tuple(f.name for f in fields)
@@ -512,7 +514,10 @@ def flat_loader(cls: type) -> Any:
 
 # what the compiled loader calls a field's kind (cladelog/core/_speedups.c)
 _LEAF_CODES = {"str": 1, "int": 2, "bool": 3, "float": 4}
-_KIND_ANY, _SHAPE_LIST, _OPTIONAL = 5, 16, 32
+_SHAPE_LIST, _OPTIONAL = 16, 32
+# free JSON: the loader takes ``Any`` as it is; the encoder writes every kind's canonical form
+_LOADER_JSON_CODES = {"any": 5}
+_DUMPER_JSON_CODES = {"any": 5, "dict": 6, "list": 7, "list_of_dicts": 8}
 
 
 def _compiled_loader(cls: type, fields: Sequence[Any], order: list[int]) -> Any:
@@ -521,7 +526,7 @@ def _compiled_loader(cls: type, fields: Sequence[Any], order: list[int]) -> Any:
     :func:`_slot_maker` builds; else None."""
     from ._accel import speedups
 
-    module, kinds = speedups(), _kind_codes(fields, free_json=True)
+    module, kinds = speedups(), _kind_codes(fields, _LOADER_JSON_CODES)
     if module is None or kinds is None:
         return None
     names = tuple(f.name for f in fields)
@@ -532,16 +537,16 @@ def _compiled_loader(cls: type, fields: Sequence[Any], order: list[int]) -> Any:
         return None
 
 
-def _kind_codes(fields: Sequence[Any], *, free_json: bool) -> tuple[int, ...] | None:
-    """Each field's kind as the compiled module codes it, or None when one has no code:
-    free JSON other than ``Any`` (and ``Any`` too unless ``free_json``)."""
+def _kind_codes(fields: Sequence[Any], json_codes: dict[str, int]) -> tuple[int, ...] | None:
+    """Each field's kind as the compiled module codes it, or None when one has no code (a
+    kind of free JSON that ``json_codes`` does not list)."""
     kinds = []
     for f in fields:
         shape, leaf, optional = _field_kind(f.type)  # type: ignore[misc]  # checked before
         if shape == "json":
-            if leaf != "any" or not free_json:
+            if leaf not in json_codes:
                 return None
-            kinds.append(_KIND_ANY)
+            kinds.append(json_codes[leaf] | (_OPTIONAL if optional and leaf != "any" else 0))
             continue
         code = _LEAF_CODES[leaf] | (_SHAPE_LIST if shape == "list" else 0)
         kinds.append(code | (_OPTIONAL if optional else 0))
