@@ -848,17 +848,80 @@ enum { KIND_STR = 1, KIND_INT = 2, KIND_BOOL = 3, KIND_FLOAT = 4, KIND_ANY = 5,
        KIND_JSON_DICT = 6, KIND_JSON_LIST = 7, KIND_JSON_LIST_OF_DICTS = 8,  /* dumper only */
        SHAPE_LIST = 16, OPTIONAL = 32 };
 #define MAX_SAFE_INTEGER 9007199254740991LL
+#define MAX_FIELDS 64
+
+/* What a compiled loader or encoder knows of its class: the fields (names in field order),
+ * each field's slot offset and kind, and `order[j]`, the field index of the j-th name in
+ * canonical (sorted) order. */
+typedef struct {
+    PyTypeObject *cls;
+    PyObject *names;  /* tuple of str */
+    Py_ssize_t n;
+    Py_ssize_t order[MAX_FIELDS];
+    Py_ssize_t offsets[MAX_FIELDS];
+    int kinds[MAX_FIELDS];
+} FlatSpec;
+
+/* Fill `spec` from Python's description of the class; 0, or -1 with TypeError. A kind is a
+ * leaf code up to `max_leaf`, with SHAPE_LIST (scalar leaves only) and OPTIONAL (not for
+ * KIND_ANY). */
+static int
+spec_init(FlatSpec *spec, PyObject *cls, PyObject *names, PyObject *order, PyObject *kinds,
+          int max_leaf, const char *what)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    spec->cls = NULL;
+    spec->names = NULL;
+    spec->n = n;
+    if (n > MAX_FIELDS || PyTuple_GET_SIZE(order) != n || PyTuple_GET_SIZE(kinds) != n) {
+        PyErr_Format(PyExc_TypeError, "%s: names, order and kinds differ", what);
+        return -1;
+    }
+    if (slot_offsets((PyTypeObject *)cls, names, spec->offsets) < 0)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PyTuple_GET_ITEM(order, i), *k = PyTuple_GET_ITEM(kinds, i);
+        Py_ssize_t oi = PyLong_Check(o) ? PyLong_AsSsize_t(o) : -1;
+        long ki = PyLong_Check(k) ? PyLong_AsLong(k) : -1;
+        int leaf = (int)(ki & 15);
+        if (oi < 0 || oi >= n || ki < 0 || leaf < KIND_STR || leaf > max_leaf
+            || (ki & ~(15 | SHAPE_LIST | OPTIONAL)) || (leaf >= KIND_ANY && (ki & SHAPE_LIST))
+            || (leaf == KIND_ANY && (ki & OPTIONAL))
+            || !PyUnicode_CheckExact(PyTuple_GET_ITEM(names, i))) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s: a bad order, kind or name", what);
+            return -1;
+        }
+        spec->order[i] = oi;
+        spec->kinds[i] = (int)ki;
+    }
+    Py_INCREF(cls);
+    spec->cls = (PyTypeObject *)cls;
+    Py_INCREF(names);
+    spec->names = names;
+    return 0;
+}
+
+static void
+spec_copy(FlatSpec *to, const FlatSpec *from)
+{
+    memcpy(to, from, sizeof(FlatSpec));
+    Py_XINCREF(to->cls);
+    Py_XINCREF(to->names);
+}
+
+static void
+spec_clear(FlatSpec *spec)
+{
+    Py_CLEAR(spec->cls);
+    Py_CLEAR(spec->names);
+}
 
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    PyTypeObject *cls;
-    Py_ssize_t n;
-    PyObject *names;        /* tuple of str, field order */
-    PyObject *keys;         /* tuple of str, sorted */
-    Py_ssize_t *order;      /* n */
-    Py_ssize_t *offsets;    /* n: slot offsets, field order */
-    int *kinds;             /* n */
+    FlatSpec spec;
+    PyObject *keys;         /* tuple of str: the names in sorted order */
     PyObject *dict;         /* attributes (source, python) for reading and tests */
     PyObject *fallback;     /* called with d where the checks refuse it, or NULL: None */
 } FlatLoader;
@@ -866,14 +929,10 @@ typedef struct {
 static void
 loader_dealloc(FlatLoader *self)
 {
-    Py_XDECREF(self->cls);
-    Py_XDECREF(self->names);
+    spec_clear(&self->spec);
     Py_XDECREF(self->keys);
     Py_XDECREF(self->dict);
     Py_XDECREF(self->fallback);
-    PyMem_Free(self->order);
-    PyMem_Free(self->offsets);
-    PyMem_Free(self->kinds);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -944,7 +1003,6 @@ check_field(PyObject *v, int kind)
     return copy;
 }
 
-#define MAX_FIELDS 64
 
 static PyObject *loader_check(FlatLoader *self, PyObject *d);
 
@@ -966,7 +1024,7 @@ loader_call(FlatLoader *self, PyObject *const *args, size_t nargsf, PyObject *kw
 static PyObject *
 loader_check(FlatLoader *self, PyObject *d)
 {
-    Py_ssize_t n = self->n;
+    Py_ssize_t n = self->spec.n;
     if (!PyDict_CheckExact(d) || PyDict_GET_SIZE(d) != n)
         Py_RETURN_NONE;
     PyObject *values[MAX_FIELDS];  /* borrowed, field order */
@@ -978,11 +1036,11 @@ loader_check(FlatLoader *self, PyObject *d)
             in_order = 0;
             break;
         }
-        values[self->order[j++]] = value;
+        values[self->spec.order[j++]] = value;
     }
     if (!in_order) {  /* stored data is canonical (sorted); other dicts are looked up */
         for (Py_ssize_t i = 0; i < n; i++) {
-            values[i] = PyDict_GetItemWithError(d, PyTuple_GET_ITEM(self->names, i));
+            values[i] = PyDict_GetItemWithError(d, PyTuple_GET_ITEM(self->spec.names, i));
             if (values[i] == NULL) {
                 if (PyErr_Occurred())
                     return NULL;
@@ -995,7 +1053,7 @@ loader_check(FlatLoader *self, PyObject *d)
         Py_INCREF(values[i]);
     PyObject *checked[MAX_FIELDS];
     for (Py_ssize_t i = 0; i < n; i++) {
-        checked[i] = check_field(values[i], self->kinds[i]);
+        checked[i] = check_field(values[i], self->spec.kinds[i]);
         if (checked[i] == NULL) {
             for (Py_ssize_t k = 0; k < i; k++)
                 Py_DECREF(checked[k]);
@@ -1009,14 +1067,14 @@ loader_check(FlatLoader *self, PyObject *d)
     }
     for (Py_ssize_t k = 0; k < n; k++)
         Py_DECREF(values[k]);
-    PyObject *obj = self->cls->tp_alloc(self->cls, 0);
+    PyObject *obj = self->spec.cls->tp_alloc(self->spec.cls, 0);
     if (obj == NULL) {
         for (Py_ssize_t k = 0; k < n; k++)
             Py_DECREF(checked[k]);
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++)  /* the slots take our references */
-        *(PyObject **)((char *)obj + self->offsets[i]) = checked[i];
+        *(PyObject **)((char *)obj + self->spec.offsets[i]) = checked[i];
     return obj;
 }
 
@@ -1032,28 +1090,13 @@ loader_or_else(FlatLoader *self, PyObject *fallback)
     FlatLoader *other = PyObject_New(FlatLoader, &FlatLoaderType);
     if (other == NULL)
         return NULL;
-    size_t m = (size_t)(self->n > 0 ? self->n : 1);
     other->vectorcall = (vectorcallfunc)loader_call;
-    other->n = self->n;
-    other->dict = NULL;
-    other->order = PyMem_Malloc(sizeof(Py_ssize_t) * m);
-    other->offsets = PyMem_Malloc(sizeof(Py_ssize_t) * m);
-    other->kinds = PyMem_Malloc(sizeof(int) * m);
-    Py_INCREF(self->cls);
-    other->cls = self->cls;
-    Py_INCREF(self->names);
-    other->names = self->names;
+    spec_copy(&other->spec, &self->spec);
     Py_INCREF(self->keys);
     other->keys = self->keys;
+    other->dict = NULL;
     Py_INCREF(fallback);
     other->fallback = fallback;
-    if (other->order == NULL || other->offsets == NULL || other->kinds == NULL) {
-        Py_DECREF(other);
-        return PyErr_NoMemory();
-    }
-    memcpy(other->order, self->order, sizeof(Py_ssize_t) * m);
-    memcpy(other->offsets, self->offsets, sizeof(Py_ssize_t) * m);
-    memcpy(other->kinds, self->kinds, sizeof(int) * m);
     return (PyObject *)other;
 }
 
@@ -1086,56 +1129,28 @@ flat_loader(PyObject *module, PyObject *args)
                           &names, &PyTuple_Type, &keys, &PyTuple_Type, &order, &PyTuple_Type,
                           &kinds))
         return NULL;
-    Py_ssize_t n = PyTuple_GET_SIZE(names);
-    if (n > MAX_FIELDS || PyTuple_GET_SIZE(keys) != n || PyTuple_GET_SIZE(order) != n
-        || PyTuple_GET_SIZE(kinds) != n) {
-        PyErr_SetString(PyExc_TypeError, "flat_loader: names, keys, order and kinds differ");
-        return NULL;
-    }
     FlatLoader *self = PyObject_New(FlatLoader, &FlatLoaderType);
     if (self == NULL)
         return NULL;
     self->vectorcall = (vectorcallfunc)loader_call;
-    self->cls = NULL;
-    self->names = self->keys = self->dict = self->fallback = NULL;
-    self->n = n;
-    size_t m = (size_t)(n > 0 ? n : 1);
-    self->order = PyMem_Malloc(sizeof(Py_ssize_t) * m);
-    self->offsets = PyMem_Malloc(sizeof(Py_ssize_t) * m);
-    self->kinds = PyMem_Malloc(sizeof(int) * m);
-    if (self->order == NULL || self->offsets == NULL || self->kinds == NULL) {
-        Py_DECREF(self);
-        return PyErr_NoMemory();
-    }
-    if (slot_offsets((PyTypeObject *)cls, names, self->offsets) < 0) {
+    self->keys = self->dict = self->fallback = NULL;
+    if (spec_init(&self->spec, cls, names, order, kinds, KIND_ANY, "flat_loader") < 0) {
         Py_DECREF(self);
         return NULL;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *o = PyTuple_GET_ITEM(order, i), *k = PyTuple_GET_ITEM(kinds, i);
-        Py_ssize_t oi = PyLong_Check(o) ? PyLong_AsSsize_t(o) : -1;
-        long ki = PyLong_Check(k) ? PyLong_AsLong(k) : -1;
-        int leaf = (int)(ki & 15);
-        if (oi < 0 || oi >= n || ki < 0 || leaf < KIND_STR || leaf > KIND_ANY
-            || (leaf == KIND_ANY && ki != KIND_ANY) || !PyUnicode_CheckExact(PyTuple_GET_ITEM(keys, i))
-            || !PyUnicode_CheckExact(PyTuple_GET_ITEM(names, i))) {
-            PyErr_Clear();
-            Py_DECREF(self);
-            PyErr_SetString(PyExc_TypeError, "flat_loader: a bad order or kind");
-            return NULL;
-        }
-        self->order[i] = oi;
-        self->kinds[i] = (int)ki;
+    Py_ssize_t n = self->spec.n;
+    int ok = PyTuple_GET_SIZE(keys) == n;
+    for (Py_ssize_t i = 0; ok && i < n; i++)
+        ok = PyUnicode_CheckExact(PyTuple_GET_ITEM(keys, i));
+    if (!ok) {
+        Py_DECREF(self);
+        PyErr_SetString(PyExc_TypeError, "flat_loader: keys must be the names, as strings");
+        return NULL;
     }
-    Py_INCREF(cls);
-    self->cls = (PyTypeObject *)cls;
-    Py_INCREF(names);
-    self->names = names;
     Py_INCREF(keys);
     self->keys = keys;
     return (PyObject *)self;
 }
-
 
 /* -- a payload encoder for flat classes ---------------------------------------------------
  *
@@ -1212,26 +1227,17 @@ out_leaf(Out *o, PyObject *v, int leaf)
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    PyTypeObject *cls;
-    Py_ssize_t n;
-    PyObject *names;        /* tuple of str, field order */
-    PyObject *heads;        /* tuple of bytes: '"name":' (with ',' before all but the first), sorted order */
-    Py_ssize_t *order;      /* n: field index, sorted order */
-    Py_ssize_t *offsets;    /* n: slot offsets, field order */
-    int *kinds;             /* n */
+    FlatSpec spec;
+    PyObject *heads;        /* tuple of bytes: '"name":' (',' before all but the first), sorted */
     PyObject *dict;
 } FlatDumper;
 
 static void
 dumper_dealloc(FlatDumper *self)
 {
-    Py_XDECREF(self->cls);
-    Py_XDECREF(self->names);
+    spec_clear(&self->spec);
     Py_XDECREF(self->heads);
     Py_XDECREF(self->dict);
-    PyMem_Free(self->order);
-    PyMem_Free(self->offsets);
-    PyMem_Free(self->kinds);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1245,16 +1251,16 @@ dumper_call(FlatDumper *self, PyObject *const *args, size_t nargsf, PyObject *kw
         return NULL;
     }
     PyObject *obj = args[0];
-    if (Py_TYPE(obj) != self->cls)
+    if (Py_TYPE(obj) != self->spec.cls)
         Py_RETURN_NONE;
-    Py_ssize_t n = self->n;
+    Py_ssize_t n = self->spec.n;
     PyObject *values[MAX_FIELDS];  /* new references: the JSON object's members */
     Py_ssize_t got = 0;
     Out o = {NULL, 0, 0};
     PyObject *result = NULL;
     for (; got < n; got++) {  /* read every slot, copying lists and dicts */
-        PyObject *v = *(PyObject **)((char *)obj + self->offsets[got]);
-        int kind = self->kinds[got], leaf = kind & 15;
+        PyObject *v = *(PyObject **)((char *)obj + self->spec.offsets[got]);
+        int kind = self->spec.kinds[got], leaf = kind & 15;
         if (v == NULL)
             goto aside;  /* an unset attribute: the general path reports it */
         if ((kind & OPTIONAL) && v == Py_None) {
@@ -1285,9 +1291,9 @@ dumper_call(FlatDumper *self, PyObject *const *args, size_t nargsf, PyObject *kw
     if (out_put(&o, "{", 1) < 0)
         goto error;
     for (Py_ssize_t j = 0; j < n; j++) {
-        Py_ssize_t i = self->order[j];
+        Py_ssize_t i = self->spec.order[j];
         PyObject *v = values[i], *head = PyTuple_GET_ITEM(self->heads, j);
-        int kind = self->kinds[i], leaf = kind & 15;
+        int kind = self->spec.kinds[i], leaf = kind & 15;
         if (out_put(&o, PyBytes_AS_STRING(head), PyBytes_GET_SIZE(head)) < 0)
             goto error;
         if ((kind & OPTIONAL) && v == Py_None) {
@@ -1331,7 +1337,7 @@ dumper_call(FlatDumper *self, PyObject *const *args, size_t nargsf, PyObject *kw
     if (d == NULL)
         goto error;
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (PyDict_SetItem(d, PyTuple_GET_ITEM(self->names, i), values[i]) < 0) {
+        if (PyDict_SetItem(d, PyTuple_GET_ITEM(self->spec.names, i), values[i]) < 0) {
             Py_DECREF(d);
             goto error;
         }
@@ -1379,49 +1385,24 @@ flat_dumper(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!O!O!O!:flat_dumper", &PyType_Type, &cls, &PyTuple_Type,
                           &names, &PyTuple_Type, &order, &PyTuple_Type, &kinds))
         return NULL;
-    Py_ssize_t n = PyTuple_GET_SIZE(names);
-    if (n > MAX_FIELDS || PyTuple_GET_SIZE(order) != n || PyTuple_GET_SIZE(kinds) != n) {
-        PyErr_SetString(PyExc_TypeError, "flat_dumper: names, order and kinds differ");
-        return NULL;
-    }
     FlatDumper *self = PyObject_New(FlatDumper, &FlatDumperType);
     if (self == NULL)
         return NULL;
     self->vectorcall = (vectorcallfunc)dumper_call;
-    self->cls = NULL;
-    self->names = self->heads = self->dict = NULL;
-    self->n = n;
-    size_t m = (size_t)(n > 0 ? n : 1);
-    self->order = PyMem_Malloc(sizeof(Py_ssize_t) * m);
-    self->offsets = PyMem_Malloc(sizeof(Py_ssize_t) * m);
-    self->kinds = PyMem_Malloc(sizeof(int) * m);
-    self->heads = PyTuple_New(n);
-    if (self->order == NULL || self->offsets == NULL || self->kinds == NULL
-        || self->heads == NULL) {
-        Py_DECREF(self);
-        return PyErr_NoMemory();
-    }
-    if (slot_offsets((PyTypeObject *)cls, names, self->offsets) < 0) {
+    self->heads = self->dict = NULL;
+    if (spec_init(&self->spec, cls, names, order, kinds, KIND_JSON_LIST_OF_DICTS,
+                  "flat_dumper") < 0) {
         Py_DECREF(self);
         return NULL;
     }
-    for (Py_ssize_t j = 0; j < n; j++) {
-        PyObject *oj = PyTuple_GET_ITEM(order, j), *kj = PyTuple_GET_ITEM(kinds, j);
-        Py_ssize_t oi = PyLong_Check(oj) ? PyLong_AsSsize_t(oj) : -1;
-        long ki = PyLong_Check(kj) ? PyLong_AsLong(kj) : -1;
-        int leaf = (int)(ki & 15);
-        if (oi < 0 || oi >= n || ki < 0 || leaf < KIND_STR || leaf > KIND_JSON_LIST_OF_DICTS
-            || (ki & ~(15 | SHAPE_LIST | OPTIONAL)) || (leaf >= KIND_ANY && (ki & SHAPE_LIST))) {
-            PyErr_Clear();
-            Py_DECREF(self);
-            PyErr_SetString(PyExc_TypeError, "flat_dumper: a bad order or kind");
-            return NULL;
-        }
-        self->order[j] = oi;
-        self->kinds[j] = (int)ki;
+    Py_ssize_t n = self->spec.n;
+    self->heads = PyTuple_New(n);
+    if (self->heads == NULL) {
+        Py_DECREF(self);
+        return NULL;
     }
     for (Py_ssize_t j = 0; j < n; j++) {  /* '"name":' in sorted order, ',' between */
-        PyObject *name = PyTuple_GET_ITEM(names, self->order[j]);
+        PyObject *name = PyTuple_GET_ITEM(names, self->spec.order[j]);
         Py_ssize_t len;
         const char *u = PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, &len) : NULL;
         if (u == NULL || !PyUnicode_IS_ASCII(name)) {
@@ -1445,10 +1426,6 @@ flat_dumper(PyObject *module, PyObject *args)
         }
         PyTuple_SET_ITEM(self->heads, j, head);
     }
-    Py_INCREF(cls);
-    self->cls = (PyTypeObject *)cls;
-    Py_INCREF(names);
-    self->names = names;
     return (PyObject *)self;
 }
 
