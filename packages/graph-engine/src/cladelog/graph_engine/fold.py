@@ -40,16 +40,18 @@ same engine.
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import islice
 from typing import Any, Final
 
 from .engine import _LINK_KEYS, _LOAD_STRIDE, Engine, EngineConfig, Provider, RecordSink
+from .events import packed_columns
 from .jsvalue import UNDEFINED, js_same
 from .objects import GraphObject
 
-__all__ = ["Unfoldable", "fold_records"]
+__all__ = ["Unfoldable", "apply_run_py", "fold_records", "packed_chunk"]
 
 _intern: Final = sys.intern
 #: What a malformed record raises while it is applied (ValueError includes the engine's
@@ -60,6 +62,10 @@ _MALFORMED: Final = (KeyError, TypeError, ValueError, IndexError, AttributeError
 #: The seed groups, the kind of their objects and the flag a seed writes first.
 _SEED_GROUPS: Final = (("freeNodes", "free", None), ("nodes", "node", "Node"),
                        ("segments", "segment", "Segment"))
+
+
+#: The runs of whole records in a packed event's ``order``.
+_OTHER_RUNS: Final = re.compile("o+")
 
 
 class Unfoldable(Exception):
@@ -77,16 +83,31 @@ def fold_records(
     call; ``checkpoint`` records are skipped (the replay starts from the first record).
 
     A chunk is a sequence of ``[type, data]`` pairs, or the columns of a packed event
-    (a dict, from :func:`.events.packed_columns`). Raises :class:`Unfoldable` when the
+    (from :func:`packed_chunk`). Raises :class:`Unfoldable` when the
     general path must decide (see the module docstring); errors raised while producing the
     chunks pass through unchanged."""
     fold = _Fold(providers, verify)
     for chunk in chunks:
-        if type(chunk) is dict:
-            fold.feed_columns(chunk)
-        else:
+        if type(chunk) is list:
             fold.feed(chunk)
+        else:
+            fold.feed_columns(chunk)
     return fold.finish(sink)
+
+
+def packed_chunk(data: Any) -> Any:
+    """The columns of a ``graph_engine.records_packed`` data object (schema version 2) as
+    :func:`fold_records` takes them: parsed by the compiled module straight into arrays
+    when it is there and the text is plain, else :func:`.events.packed_columns` (whose
+    ``ValueError`` says what is wrong)."""
+    if _Columns is not None and type(data) is dict:
+        text = data.get("columns")
+        if type(text) is str:
+            try:
+                return _Columns(text, data.get("count"), _SCAN)
+            except ValueError:
+                pass  # left to the Python parser, which checks and words it
+    return packed_columns(data)
 
 
 class _Fold:
@@ -112,8 +133,9 @@ class _Fold:
             raise Unfoldable(f"{type(exc).__name__}: {exc}") from None
         self.pos += len(chunk)
 
-    def feed_columns(self, cols: dict[str, Any]) -> None:
-        """Apply the records of a packed event's columns (see ``events.RecordPacker``)."""
+    def feed_columns(self, cols: Any) -> None:
+        """Apply the records of a packed event's columns (see ``events.RecordPacker``):
+        a dict from :func:`.events.packed_columns` or the compiled module's ``Columns``."""
         try:
             self._feed_columns(cols)
         except _MALFORMED as exc:
@@ -160,56 +182,63 @@ class _Fold:
                 eng._replay_one(pos, kind, data, verify)
         self.pending, self.effects = pending, effects
 
-    def _feed_columns(self, cols: dict[str, Any]) -> None:
+    def _feed_columns(self, cols: Any) -> None:
         """The columnar mutations are applied as they come, their casts right after: the
         packer made sure every effect of such a mutation is a cast of its object at one of
-        its writes, recorded before anything but provider errors. Runs of whole records go
-        through :meth:`_feed`. A cast is still checked to belong to the columnar mutation
-        right before it, since a replay must refuse what the general path refuses."""
+        its writes, recorded before anything but provider errors. Each run of columnar
+        letters (``m``, ``c``) goes to :func:`apply_run` (compiled when it can be); each run
+        of whole records (``o``) goes through :meth:`_feed`, in order. A cast is still
+        checked to belong to the columnar mutation right before it, since a replay must
+        refuse what the general path refuses."""
         eng = self.engine
-        revs, ids, ns = cols["rev"], cols["id"], cols["n"]
-        casts, writes, other = cols["cast"], cols["write"], cols["other"]
-        pairs = zip(cols["k"], cols["v"])
-        m = c = o = 0
-        run = 0  # whole records (``other``) waiting to go through _feed, in order
-        last: Any = None  # the object of the columnar mutation whose casts may follow
-        writes_of_last = 0
-        for letter in cols["order"]:
-            if letter == "o":
-                run += 1
-                continue
-            if run:
-                records = other[o:o + run]
-                self.feed(records)
-                o += run
-                run = 0
-                if any(kind != "provider_error" for kind, _ in records):
-                    last = None  # the casts of the columnar mutation are over
-            if letter == "m":
-                if self.pending is not None:
-                    self._flush(self.pending, self.effects)
-                    self.pending, self.effects = None, []
-                oid, n = ids[m], ns[m]
-                rev = revs[m]
-                m += 1
-                if rev > eng._rev:
-                    eng._rev = rev
-                objects = eng._objects
-                last = objects[oid] if oid in objects else eng._create(oid, "free")
-                writes_of_last = n
-                last.facts["_rev"] = rev
-                if _write_all(eng, last, oid, islice(pairs, n)):
-                    eng._dirty = True
-            else:
-                write = writes[c]
-                if last is None or type(write) is not int or not 1 <= write <= writes_of_last:
-                    raise Unfoldable("a cast that is not one of the mutation before it")
-                concept = eng._tree.concepts[casts[c]]
-                c += 1
-                last.mapped[concept.name or concept.id] = concept.id
-            self.pos += 1
-        if run:
-            self.feed(other[o:o + run])
+        if type(cols) is dict:
+            order, other = cols["order"], cols["other"]
+            columns = (cols["rev"], cols["id"], cols["n"], cols["k"], cols["v"], cols["cast"],
+                       cols["write"])
+
+            def run(context: tuple[Any, ...], lo: int, hi: int, state: tuple[Any, ...]
+                    ) -> tuple[Any, ...]:
+                return apply_run_py(context, columns, order, lo, hi, state)
+        else:  # parsed by the compiled module
+            order, other, run = cols.order, cols.other, cols.run
+        end = len(order)
+        # m, c, kv: the next mutation, cast and write; last: the object of the columnar
+        # mutation whose casts may follow (None after any whole record but an error) and
+        # its number of writes; the engine's revision; whether a fact changed
+        state: tuple[Any, ...] = (0, 0, 0, None, 0, eng._rev, False)
+        at = o = 0
+        for match in _OTHER_RUNS.finditer(order):
+            lo, hi = match.span()
+            if lo > at:
+                state = self._columnar(run, order, at, lo, state)
+            records = other[o:o + hi - lo]
+            self.feed(records)
+            o += hi - lo
+            if any(kind != "provider_error" for kind, _ in records):
+                state = (*state[:3], None, 0, *state[5:])  # the casts of `last` are over
+            at = hi
+        if at < end:
+            self._columnar(run, order, at, end, state)
+
+    def _columnar(self, run: Any, order: str, lo: int, hi: int, state: tuple[Any, ...]
+                  ) -> tuple[Any, ...]:
+        """Apply the columnar records ``order[lo:hi]``; the state after them."""
+        eng = self.engine
+        if order[lo] == "m" and self.pending is not None:  # a mutation of a whole record
+            self._flush(self.pending, self.effects)
+            self.pending, self.effects = None, []
+        context = (eng._objects, eng._index, eng._tree.concepts, self._create_free,
+                   eng._relink, js_same, UNDEFINED)
+        state = (*state[:5], eng._rev, False)
+        state = run(context, lo, hi, state)
+        eng._rev = state[5]
+        if state[6]:
+            eng._dirty = True
+        self.pos += hi - lo
+        return state
+
+    def _create_free(self, oid: str) -> GraphObject:
+        return self.engine._create(oid, "free")
 
     def finish(self, sink: RecordSink | None) -> Engine:
         """The engine, ready for live use (its sink attached)."""
@@ -315,6 +344,72 @@ def _write_all(eng: Engine, obj: GraphObject, oid: str, pairs: Iterable[Sequence
     return changed
 
 
+def apply_run_py(context: tuple[Any, ...], columns: tuple[list[Any], ...], order: str,
+                 lo: int, hi: int, state: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Apply the columnar records ``order[lo:hi]`` (letters ``m`` and ``c`` only) of a
+    packed event's columns; the reference for the compiled ``_speedups.apply_run``.
+
+    ``context`` is ``(objects, index, concepts, create, relink, js_same, undefined)``: the
+    engine's objects and key index, the tree's concepts by id, a callable creating a free
+    object, ``Engine._relink``, the equality of identical writes and the ``undefined``
+    value. ``columns`` is ``(rev, id, n, k, v, cast, write)``. ``state`` is ``(m, c, kv,
+    last, writes_of_last, revision, changed)``: the next mutation, cast and write of the
+    columns, the object of the mutation whose casts may follow (or None) and its number of
+    writes, the engine's revision and whether a fact changed; the state after the run is
+    returned. A cast that is not one of the mutation before it raises ``ValueError``;
+    malformed columns raise ``KeyError``, ``TypeError``, ``ValueError`` or ``IndexError``.
+
+    The compiled ``Columns.run`` does the same on columns it parsed from their text.
+    """
+    objects, index, concepts, create, relink, same, undefined = context
+    revs, ids, ns, keys, values, casts, writes = columns
+    m, c, kv, last, writes_of_last, top, changed = state
+    for letter in order[lo:hi]:
+        if letter == "m":
+            oid, n, rev = ids[m], ns[m], revs[m]
+            m += 1
+            if rev > top:
+                top = rev
+            last = objects[oid] if oid in objects else create(oid)
+            writes_of_last = n
+            if type(n) is not int or n < 0 or kv + n > len(keys):
+                raise ValueError("columns: a mutation with more writes than the columns hold")
+            facts = last.facts
+            facts["_rev"] = rev
+            for i in range(kv, kv + n):
+                key, value = keys[i], values[i]
+                if type(key) is not str:
+                    raise TypeError("columns: a key that is not a string")
+                old = facts.get(key, undefined)
+                if type(value) is dict and "__push" in value:
+                    new = (list(old) if type(old) is list else []) + [value["__push"]]
+                else:
+                    new = value
+                if old is undefined:
+                    key = _intern(key)  # one string per key for all objects
+                    bucket = index.get(key)
+                    if bucket is None:
+                        bucket = index[key] = {}
+                    bucket[oid] = None
+                elif old is new or same(old, new):
+                    continue  # an identical write is a no-op (SPEC §0-16)
+                facts[key] = new
+                changed = True
+                if key in _LINK_KEYS and last.kind == "segment":
+                    relink(last, key, old, new)
+            kv += n
+        elif letter == "c":
+            write = writes[c]
+            if last is None or type(write) is not int or not 1 <= write <= writes_of_last:
+                raise ValueError("columns: a cast that is not one of the mutation before it")
+            concept = concepts[casts[c]]
+            c += 1
+            last.mapped[concept.name or concept.id] = concept.id
+        else:
+            raise ValueError(f"columns: {letter!r} is not a columnar letter")
+    return m, c, kv, last, writes_of_last, top, changed
+
+
 def _casts_in_place(record: dict[str, Any], effects: list[tuple[str, dict[str, Any]]]) -> bool:
     """Whether every effect is a cast, of this mutation, on the object its write wrote: then
     applying them after all the writes gives the state of applying each after its write.
@@ -338,3 +433,16 @@ def _casts_in_place(record: dict[str, Any], effects: list[tuple[str, dict[str, A
         if data["object"] != item["id"]:
             return False
     return True
+
+
+def _compiled_columns() -> Any:
+    from ._accel import speedups
+
+    module = speedups()
+    return None if module is None else module.Columns
+
+
+#: The compiled parser of packed columns (None without the compiled module) and the json
+#: scanner it hands every value but the plain ones to (so values are json.loads's).
+_Columns: Final = _compiled_columns()
+_SCAN: Final = json.JSONDecoder().scan_once  # type: ignore[attr-defined]

@@ -29,12 +29,11 @@ from .events import (
     PREFIX,
     RecordPacker,
     event_type_of,
-    packed_columns,
     record_type_of,
     session_stream,
     unpack_records,
 )
-from .fold import Unfoldable, fold_records
+from .fold import Unfoldable, fold_records, packed_chunk
 from .scenario import ProviderKind, reload_seed, run_scenario
 from .settings import GraphEngineSettings
 
@@ -377,7 +376,7 @@ def _session_chunks(deployment: Deployment, session_id: str) -> Iterator[Any]:
         if e.type == _PACKED:
             data = upcast(e.type, e.schema_version, e.data)
             try:
-                columns = packed_columns(data)
+                columns = packed_chunk(data)
             except (ValueError, KeyError, TypeError) as exc:
                 raise Unfoldable(f"{stream}@{e.stream_version}: {exc}") from None
             if batch:

@@ -1,0 +1,854 @@
+/* Optional compiled step of the replay fold: apply a run of columnar records of a packed
+ * event (see fold.py), as fold.apply_run_py does in Python.
+ *
+ * apply_run_py stays the reference: this function has the same arguments, the same
+ * result and the same effects on the engine's dicts, and raises where it raises (the
+ * exception types, which the fold turns into Unfoldable, not always the same message).
+ * Whatever is not a plain case here (a value compared with a container, a segment's link
+ * key, a missing object) calls the very Python callables the reference calls.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+static PyObject *s_facts, *s_mapped, *s_kind, *s_name, *s_id, *s_rev, *s_push, *s_segment,
+    *s_origin, *s_target;
+
+/* js_same(old, new) for the plain cases; the Python function for containers.
+ * 1 same, 0 not, -1 error. */
+static int
+same(PyObject *js_same, PyObject *a, PyObject *b)
+{
+    if (a == b)
+        return 1;
+    PyTypeObject *ta = Py_TYPE(a), *tb = Py_TYPE(b);
+    int na = ta == &PyLong_Type || ta == &PyFloat_Type;
+    int nb = tb == &PyLong_Type || tb == &PyFloat_Type;
+    if (na && nb)
+        return PyObject_RichCompareBool(a, b, Py_EQ);
+    if (ta != tb)
+        return 0;
+    if (ta == &PyUnicode_Type)
+        return PyUnicode_Compare(a, b) == 0 ? 1 : (PyErr_Occurred() ? -1 : 0);
+    if (ta == &PyList_Type || ta == &PyDict_Type) {
+        PyObject *r = PyObject_CallFunctionObjArgs(js_same, a, b, NULL);
+        if (r == NULL)
+            return -1;
+        int t = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        return t;
+    }
+    return PyObject_RichCompareBool(a, b, Py_EQ);
+}
+
+/* The value a write stores: a {"__push": x} appends x to a copy of the old list (or starts
+ * one); anything else is itself. New reference. */
+static PyObject *
+written(PyObject *old, PyObject *value)
+{
+    if (PyDict_CheckExact(value)) {
+        PyObject *item = PyDict_GetItemWithError(value, s_push);
+        if (item != NULL) {
+            Py_ssize_t n = old != NULL && PyList_CheckExact(old) ? PyList_GET_SIZE(old) : 0;
+            PyObject *list = PyList_New(n + 1);
+            if (list == NULL)
+                return NULL;
+            for (Py_ssize_t i = 0; i < n; i++) {
+                PyObject *x = PyList_GET_ITEM(old, i);
+                Py_INCREF(x);
+                PyList_SET_ITEM(list, i, x);
+            }
+            Py_INCREF(item);
+            PyList_SET_ITEM(list, n, item);
+            return list;
+        }
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    Py_INCREF(value);
+    return value;
+}
+
+static int
+fail(PyObject *type, const char *message)
+{
+    PyErr_SetString(type, message);
+    return -1;
+}
+
+/* The writes of one mutation (`n` keys and values) to `obj` (id `oid`), whose facts are
+ * `facts`: fold.apply_run_py's inner loop. */
+static int
+write_all(PyObject *const *ctx, PyObject **keys, PyObject **values, Py_ssize_t n,
+          PyObject *obj, PyObject *oid, PyObject *facts, int *changed)
+{
+    PyObject *index = ctx[1], *relink = ctx[4], *js_same = ctx[5], *undefined = ctx[6];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *key = keys[i], *value = values[i];
+        if (!PyUnicode_CheckExact(key))
+            return fail(PyExc_TypeError, "columns: a key that is not a string");
+        PyObject *old = PyDict_GetItemWithError(facts, key);  /* borrowed */
+        if (old == NULL && PyErr_Occurred())
+            return -1;
+        Py_XINCREF(old);
+        PyObject *new = written(old, value);
+        if (new == NULL) {
+            Py_XDECREF(old);
+            return -1;
+        }
+        Py_INCREF(key);
+        if (old == NULL) {
+            PyUnicode_InternInPlace(&key);  /* one string per key for all objects */
+            PyObject *bucket = PyDict_GetItemWithError(index, key);
+            if (bucket == NULL) {
+                if (PyErr_Occurred())
+                    goto error;
+                bucket = PyDict_New();
+                if (bucket == NULL)
+                    goto error;
+                int ok = PyDict_SetItem(index, key, bucket);
+                Py_DECREF(bucket);  /* the index holds it */
+                if (ok < 0)
+                    goto error;
+            }
+            if (PyDict_SetItem(bucket, oid, Py_None) < 0)
+                goto error;
+        }
+        else {
+            int t = same(js_same, old, new);
+            if (t < 0)
+                goto error;
+            if (t) {  /* an identical write is a no-op (SPEC §0-16) */
+                Py_DECREF(old);
+                Py_DECREF(new);
+                Py_DECREF(key);
+                continue;
+            }
+        }
+        if (PyDict_SetItem(facts, key, new) < 0)
+            goto error;
+        *changed = 1;
+        if (PyUnicode_Compare(key, s_origin) == 0 || PyUnicode_Compare(key, s_target) == 0) {
+            PyObject *kind = PyObject_GetAttr(obj, s_kind);
+            if (kind == NULL)
+                goto error;
+            int seg = PyObject_RichCompareBool(kind, s_segment, Py_EQ);
+            Py_DECREF(kind);
+            if (seg < 0)
+                goto error;
+            if (seg) {
+                PyObject *r = PyObject_CallFunctionObjArgs(
+                    relink, obj, key, old != NULL ? old : undefined, new, NULL);
+                if (r == NULL)
+                    goto error;
+                Py_DECREF(r);
+            }
+        }
+        Py_XDECREF(old);
+        Py_DECREF(new);
+        Py_DECREF(key);
+        continue;
+    error:
+        Py_XDECREF(old);
+        Py_DECREF(new);
+        Py_DECREF(key);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the parsed columns */
+
+/* The columns of one packed event, parsed from their JSON text straight into arrays: the
+ * keys and concepts as interned strings (one per distinct name), the counts as C
+ * integers. Only the fast cases are parsed here (an ASCII text, plain strings, integers,
+ * true/false/null); any other value is parsed by the json module's scanner, so the values
+ * are those json.loads gives. Columns that do not agree with each other (what
+ * events.packed_columns refuses) raise ValueError, and the caller parses them in Python. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *order;     /* str of m / c / o */
+    PyObject *other;     /* list of [type, data] */
+    PyObject **rev, **id, **k, **v, **cast;  /* owned references */
+    Py_ssize_t *n, *write;
+    Py_ssize_t nrev, nid, nk, nv, ncast, nn, nwrite;
+} Columns;
+
+typedef struct {
+    const Py_UCS1 *s;
+    Py_ssize_t pos, len;
+    PyObject *text, *scan;
+    PyObject *names[256];  /* a cache of interned names, by a hash of their bytes */
+} Parser;
+
+/* Raised (as ValueError) for any text the fast parser leaves to Python. */
+static int
+slow(void)
+{
+    if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, "columns: left to the Python parser");
+    return -1;
+}
+
+static void
+skip_ws(Parser *p)
+{
+    while (p->pos < p->len) {
+        Py_UCS1 ch = p->s[p->pos];
+        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+            break;
+        p->pos++;
+    }
+}
+
+static int
+expect(Parser *p, char ch)
+{
+    skip_ws(p);
+    if (p->pos >= p->len || p->s[p->pos] != (Py_UCS1)ch)
+        return slow();
+    p->pos++;
+    return 0;
+}
+
+/* Any JSON value at the current position, by the json module's scanner. New reference. */
+static PyObject *
+scan_value(Parser *p)
+{
+    PyObject *r = PyObject_CallFunction(p->scan, "On", p->text, p->pos);
+    if (r == NULL) {
+        PyErr_Clear();
+        slow();
+        return NULL;
+    }
+    PyObject *value = NULL;
+    Py_ssize_t end;
+    if (PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2
+        && (end = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1))) > p->pos && end <= p->len) {
+        value = PyTuple_GET_ITEM(r, 0);
+        Py_INCREF(value);
+        p->pos = end;
+    }
+    else {
+        PyErr_Clear();
+        slow();
+    }
+    Py_DECREF(r);
+    return value;
+}
+
+/* A plain string token (no escapes): its bounds, or 0 when the token is not one. */
+static int
+plain_string(Parser *p, Py_ssize_t *start, Py_ssize_t *end)
+{
+    if (p->pos >= p->len || p->s[p->pos] != '"')
+        return 0;
+    for (Py_ssize_t i = p->pos + 1; i < p->len; i++) {
+        Py_UCS1 ch = p->s[i];
+        if (ch == '"') {
+            *start = p->pos + 1;
+            *end = i;
+            return 1;
+        }
+        if (ch == '\\' || ch < 0x20)
+            return 0;
+    }
+    return 0;
+}
+
+/* A name (a fact key or a concept id): interned, shared by all its occurrences. */
+static PyObject *
+parse_name(Parser *p)
+{
+    skip_ws(p);
+    Py_ssize_t a, b;
+    if (!plain_string(p, &a, &b)) {
+        PyObject *value = scan_value(p);
+        if (value != NULL && PyUnicode_CheckExact(value))
+            PyUnicode_InternInPlace(&value);
+        return value;
+    }
+    Py_ssize_t len = b - a;
+    unsigned h = (unsigned)len * 31u;
+    for (Py_ssize_t i = a; i < b; i++)
+        h = h * 33u + p->s[i];
+    PyObject **slot = &p->names[h & 255u];
+    PyObject *name = *slot;
+    if (name == NULL || PyUnicode_GET_LENGTH(name) != len || PyUnicode_KIND(name) != PyUnicode_1BYTE_KIND
+        || memcmp(PyUnicode_1BYTE_DATA(name), p->s + a, (size_t)len) != 0) {
+        name = PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, p->s + a, len);
+        if (name == NULL)
+            return NULL;
+        PyUnicode_InternInPlace(&name);
+        Py_XSETREF(*slot, name);
+    }
+    p->pos = b + 1;
+    Py_INCREF(name);
+    return name;
+}
+
+/* An integer token of at most 18 digits into *out; 0 when the token is anything else. */
+static int
+small_int(Parser *p, long long *out, Py_ssize_t *end)
+{
+    Py_ssize_t i = p->pos;
+    int neg = 0;
+    if (i < p->len && p->s[i] == '-') {
+        neg = 1;
+        i++;
+    }
+    Py_ssize_t first = i;
+    long long v = 0;
+    while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9' && i - first < 18)
+        v = v * 10 + (p->s[i++] - '0');
+    Py_ssize_t digits = i - first;
+    if (digits == 0 || (digits > 1 && p->s[first] == '0'))
+        return 0;
+    if (i < p->len) {
+        Py_UCS1 ch = p->s[i];
+        if ((ch >= '0' && ch <= '9') || ch == '.' || ch == 'e' || ch == 'E')
+            return 0;
+    }
+    *out = neg ? -v : v;
+    *end = i;
+    return 1;
+}
+
+/* Any value; the plain cases without the scanner. New reference. */
+static PyObject *
+parse_value(Parser *p, int intern)
+{
+    skip_ws(p);
+    if (p->pos >= p->len)
+        return slow(), NULL;
+    Py_UCS1 ch = p->s[p->pos];
+    Py_ssize_t a, b;
+    long long v;
+    if (ch == '"') {
+        if (intern)
+            return parse_name(p);
+        if (plain_string(p, &a, &b)) {
+            p->pos = b + 1;
+            return PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, p->s + a, b - a);
+        }
+    }
+    else if ((ch == '-' || (ch >= '0' && ch <= '9')) && small_int(p, &v, &b)) {
+        p->pos = b;
+        return PyLong_FromLongLong(v);
+    }
+    else if (ch == 't' && p->len - p->pos >= 4 && memcmp(p->s + p->pos, "true", 4) == 0) {
+        p->pos += 4;
+        Py_RETURN_TRUE;
+    }
+    else if (ch == 'f' && p->len - p->pos >= 5 && memcmp(p->s + p->pos, "false", 5) == 0) {
+        p->pos += 5;
+        Py_RETURN_FALSE;
+    }
+    else if (ch == 'n' && p->len - p->pos >= 4 && memcmp(p->s + p->pos, "null", 4) == 0) {
+        p->pos += 4;
+        Py_RETURN_NONE;
+    }
+    return scan_value(p);
+}
+
+/* An array of values into a new C array of owned references. */
+static int
+parse_values(Parser *p, PyObject ***out, Py_ssize_t *count, int intern)
+{
+    if (expect(p, '[') < 0)
+        return -1;
+    Py_ssize_t cap = 64, n = 0;
+    PyObject **items = PyMem_Malloc(sizeof(PyObject *) * (size_t)cap);
+    if (items == NULL)
+        return PyErr_NoMemory(), -1;
+    *out = items;
+    *count = 0;
+    skip_ws(p);
+    if (p->pos < p->len && p->s[p->pos] == ']') {
+        p->pos++;
+        return 0;
+    }
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            PyObject **grown = PyMem_Realloc(items, sizeof(PyObject *) * (size_t)cap);
+            if (grown == NULL)
+                return PyErr_NoMemory(), -1;
+            *out = items = grown;
+        }
+        PyObject *value = parse_value(p, intern);
+        if (value == NULL)
+            return -1;
+        if (intern && !PyUnicode_CheckExact(value)) {  /* names are strings */
+            Py_DECREF(value);
+            return slow();
+        }
+        items[n++] = value;
+        *count = n;
+        skip_ws(p);
+        if (p->pos < p->len && p->s[p->pos] == ',') {
+            p->pos++;
+            continue;
+        }
+        return expect(p, ']');
+    }
+}
+
+/* An array of non-negative integers (counts, write numbers) into a new C array. */
+static int
+parse_counts(Parser *p, Py_ssize_t **out, Py_ssize_t *count)
+{
+    if (expect(p, '[') < 0)
+        return -1;
+    Py_ssize_t cap = 64, n = 0;
+    Py_ssize_t *items = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)cap);
+    if (items == NULL)
+        return PyErr_NoMemory(), -1;
+    *out = items;
+    *count = 0;
+    skip_ws(p);
+    if (p->pos < p->len && p->s[p->pos] == ']') {
+        p->pos++;
+        return 0;
+    }
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            Py_ssize_t *grown = PyMem_Realloc(items, sizeof(Py_ssize_t) * (size_t)cap);
+            if (grown == NULL)
+                return PyErr_NoMemory(), -1;
+            *out = items = grown;
+        }
+        skip_ws(p);
+        long long v;
+        Py_ssize_t end;
+        if (!small_int(p, &v, &end) || v < 0)
+            return slow();  /* not a plain count: Python decides */
+        p->pos = end;
+        items[n++] = (Py_ssize_t)v;
+        *count = n;
+        skip_ws(p);
+        if (p->pos < p->len && p->s[p->pos] == ',') {
+            p->pos++;
+            continue;
+        }
+        return expect(p, ']');
+    }
+}
+
+static void
+free_values(PyObject **items, Py_ssize_t n)
+{
+    if (items == NULL)
+        return;
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_DECREF(items[i]);
+    PyMem_Free(items);
+}
+
+static void
+columns_dealloc(Columns *self)
+{
+    Py_XDECREF(self->order);
+    Py_XDECREF(self->other);
+    free_values(self->rev, self->nrev);
+    free_values(self->id, self->nid);
+    free_values(self->k, self->nk);
+    free_values(self->v, self->nv);
+    free_values(self->cast, self->ncast);
+    PyMem_Free(self->n);
+    PyMem_Free(self->write);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The column a key names, parsed into self. */
+static int
+parse_column(Columns *self, Parser *p, PyObject *key, unsigned *seen)
+{
+    static const char *names[] = {"order", "rev", "id", "n", "k", "v", "cast", "write",
+                                  "other"};
+    int which = -1;
+    for (int i = 0; i < 9; i++)
+        if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0)
+            which = i;
+    if (which < 0 || (*seen & (1u << which)))
+        return slow();  /* an unknown or repeated key */
+    *seen |= 1u << which;
+    skip_ws(p);
+    switch (which) {
+    case 0: {
+        Py_ssize_t a, b;
+        if (!plain_string(p, &a, &b))
+            return slow();
+        p->pos = b + 1;
+        self->order = PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, p->s + a, b - a);
+        return self->order == NULL ? -1 : 0;
+    }
+    case 1: return parse_values(p, &self->rev, &self->nrev, 0);
+    case 2: return parse_values(p, &self->id, &self->nid, 0);
+    case 3: return parse_counts(p, &self->n, &self->nn);
+    case 4: return parse_values(p, &self->k, &self->nk, 1);
+    case 5: return parse_values(p, &self->v, &self->nv, 0);
+    case 6: return parse_values(p, &self->cast, &self->ncast, 1);
+    case 7: return parse_counts(p, &self->write, &self->nwrite);
+    default:
+        self->other = scan_value(p);
+        return self->other == NULL ? -1 : 0;
+    }
+}
+
+/* What events.packed_columns checks, once the columns are parsed. */
+static int
+check_columns(Columns *self, PyObject *count)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(self->order);
+    if (!PyLong_CheckExact(count) || PyLong_AsSsize_t(count) != len)
+        return slow();
+    const Py_UCS1 *order = PyUnicode_1BYTE_DATA(self->order);
+    Py_ssize_t m = 0, c = 0, o = 0, first_m = -1, first_c = -1;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        if (order[i] == 'm') {
+            if (first_m < 0)
+                first_m = i;
+            m++;
+        }
+        else if (order[i] == 'c') {
+            if (first_c < 0)
+                first_c = i;
+            c++;
+        }
+        else if (order[i] == 'o')
+            o++;
+        else
+            return slow();
+    }
+    if (!PyList_CheckExact(self->other) || PyList_GET_SIZE(self->other) != o
+        || self->nrev != m || self->nid != m || self->nn != m || self->ncast != c
+        || self->nwrite != c || self->nk != self->nv)
+        return slow();
+    Py_ssize_t writes = 0;
+    for (Py_ssize_t i = 0; i < m; i++)
+        writes += self->n[i];
+    if (writes != self->nk || (c && (first_m < 0 || first_c < first_m)))
+        return slow();
+    for (Py_ssize_t i = 0; i < o; i++) {
+        PyObject *item = PyList_GET_ITEM(self->other, i);
+        if (!PyList_CheckExact(item) || PyList_GET_SIZE(item) != 2
+            || !PyUnicode_Check(PyList_GET_ITEM(item, 0)))
+            return slow();
+    }
+    return 0;
+}
+
+/* Columns(text, count, scan): see above; ValueError leaves the text to Python. */
+static PyObject *
+columns_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *text, *count, *scan;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "Columns takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "UOO:Columns", &text, &count, &scan))
+        return NULL;
+    Columns *self = (Columns *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    if (PyUnicode_READY(text) < 0)
+        goto error;
+    if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND) {
+        slow();  /* not Latin-1 (the packer writes ASCII): Python parses it */
+        goto error;
+    }
+    Parser p;
+    memset(&p, 0, sizeof p);
+    p.s = PyUnicode_1BYTE_DATA(text);
+    p.len = PyUnicode_GET_LENGTH(text);
+    p.text = text;
+    p.scan = scan;
+    unsigned seen = 0;
+    int bad = expect(&p, '{') < 0;
+    while (!bad) {
+        skip_ws(&p);
+        Py_ssize_t a, b;
+        if (!plain_string(&p, &a, &b)) {
+            bad = slow();
+            break;
+        }
+        p.pos = b + 1;
+        PyObject *key = PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, p.s + a, b - a);
+        bad = key == NULL || expect(&p, ':') < 0 || parse_column(self, &p, key, &seen) < 0;
+        Py_XDECREF(key);
+        if (bad)
+            break;
+        skip_ws(&p);
+        if (p.pos < p.len && p.s[p.pos] == ',') {
+            p.pos++;
+            continue;
+        }
+        bad = expect(&p, '}') < 0;
+        skip_ws(&p);
+        if (!bad && (p.pos != p.len || seen != 0x1ffu))
+            bad = slow();  /* trailing text, or a column missing */
+        break;
+    }
+    for (int i = 0; i < 256; i++)
+        Py_XDECREF(p.names[i]);
+    if (bad || check_columns(self, count) < 0)
+        goto error;
+    return (PyObject *)self;
+error:
+    Py_DECREF(self);
+    return NULL;
+}
+
+/* run(context, lo, hi, state) -> state: fold.apply_run_py on these columns. */
+static PyObject *
+columns_run(Columns *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4)
+        return PyErr_Format(PyExc_TypeError, "run takes 4 arguments (%zd given)", nargs);
+    PyObject *context = args[0], *state = args[3];
+    if (!PyTuple_CheckExact(context) || PyTuple_GET_SIZE(context) != 7
+        || !PyTuple_CheckExact(state) || PyTuple_GET_SIZE(state) != 7)
+        return PyErr_Format(PyExc_TypeError, "run: malformed arguments");
+    Py_ssize_t lo = PyLong_AsSsize_t(args[1]), hi = PyLong_AsSsize_t(args[2]);
+    if ((lo == -1 || hi == -1) && PyErr_Occurred())
+        return NULL;
+    if (lo < 0 || hi > PyUnicode_GET_LENGTH(self->order) || lo > hi)
+        return PyErr_Format(PyExc_ValueError, "run: %zd..%zd is not in the order", lo, hi);
+    PyObject *const *ctx = &PyTuple_GET_ITEM(context, 0);
+    PyObject *objects = ctx[0], *index = ctx[1], *concepts = ctx[2], *create = ctx[3];
+    if (!PyDict_CheckExact(objects) || !PyDict_CheckExact(index) || !PyDict_CheckExact(concepts))
+        return PyErr_Format(PyExc_TypeError, "run: the engine's tables must be dicts");
+    Py_ssize_t m = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 0));
+    Py_ssize_t c = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 1));
+    Py_ssize_t kv = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 2));
+    Py_ssize_t writes_of_last = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 4));
+    if (PyErr_Occurred())
+        return NULL;
+    if (m < 0 || c < 0 || kv < 0 || m > self->nid || c > self->ncast || kv > self->nk)
+        return PyErr_Format(PyExc_ValueError, "run: a cursor out of the columns");
+    PyObject *last = PyTuple_GET_ITEM(state, 3);  /* the references below are owned */
+    PyObject *top = PyTuple_GET_ITEM(state, 5);
+    Py_INCREF(last);
+    Py_INCREF(top);
+    int changed = PyObject_IsTrue(PyTuple_GET_ITEM(state, 6));
+    if (changed < 0)
+        goto error;
+    const Py_UCS1 *order = PyUnicode_1BYTE_DATA(self->order);
+    for (Py_ssize_t pos = lo; pos < hi; pos++) {
+        if (order[pos] == 'm') {
+            if (m >= self->nid) {
+                PyErr_SetString(PyExc_IndexError, "columns: more mutations than the columns hold");
+                goto error;
+            }
+            PyObject *oid = self->id[m], *rev = self->rev[m];
+            Py_ssize_t n = self->n[m];
+            m++;
+            int gt = PyObject_RichCompareBool(rev, top, Py_GT);
+            if (gt < 0)
+                goto error;
+            if (gt) {
+                Py_INCREF(rev);
+                Py_SETREF(top, rev);
+            }
+            PyObject *obj = PyDict_GetItemWithError(objects, oid);
+            if (obj != NULL)
+                Py_INCREF(obj);
+            else if (PyErr_Occurred() || (obj = PyObject_CallOneArg(create, oid)) == NULL)
+                goto error;
+            Py_SETREF(last, obj);
+            writes_of_last = n;
+            if (n > self->nk - kv) {
+                PyErr_SetString(PyExc_ValueError,
+                                "columns: a mutation with more writes than the columns hold");
+                goto error;
+            }
+            PyObject *facts = PyObject_GetAttr(obj, s_facts);
+            if (facts == NULL)
+                goto error;
+            int bad = !PyDict_CheckExact(facts) || PyDict_SetItem(facts, s_rev, rev) < 0;
+            if (!bad) {
+                int ch = 0;
+                bad = write_all(ctx, self->k + kv, self->v + kv, n, obj, oid, facts, &ch) < 0;
+                changed |= ch;
+            }
+            else if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "an object's facts must be a dict");
+            Py_DECREF(facts);
+            if (bad)
+                goto error;
+            kv += n;
+        }
+        else if (order[pos] == 'c') {
+            if (c >= self->ncast) {
+                PyErr_SetString(PyExc_IndexError, "columns: more casts than the columns hold");
+                goto error;
+            }
+            Py_ssize_t w = self->write[c];
+            PyObject *cid = self->cast[c];
+            if (last == Py_None || w < 1 || w > writes_of_last) {
+                PyErr_SetString(PyExc_ValueError,
+                                "columns: a cast that is not one of the mutation before it");
+                goto error;
+            }
+            PyObject *concept = PyDict_GetItemWithError(concepts, cid);  /* borrowed */
+            if (concept == NULL) {
+                if (!PyErr_Occurred())
+                    PyErr_SetObject(PyExc_KeyError, cid);
+                goto error;
+            }
+            c++;
+            Py_INCREF(concept);
+            PyObject *name = PyObject_GetAttr(concept, s_name);
+            PyObject *id = PyObject_GetAttr(concept, s_id);
+            PyObject *mapped = PyObject_GetAttr(last, s_mapped);
+            int bad = name == NULL || id == NULL || mapped == NULL;
+            if (!bad) {
+                int t = PyObject_IsTrue(name);
+                bad = t < 0 || PyObject_SetItem(mapped, t ? name : id, id) < 0;
+            }
+            Py_XDECREF(name);
+            Py_XDECREF(id);
+            Py_XDECREF(mapped);
+            Py_DECREF(concept);
+            if (bad)
+                goto error;
+        }
+        else {
+            PyErr_Format(PyExc_ValueError, "columns: '%c' is not a columnar letter",
+                         (int)order[pos]);
+            goto error;
+        }
+    }
+    PyObject *out = Py_BuildValue("(nnnOnOO)", m, c, kv, last, writes_of_last, top,
+                                  changed ? Py_True : Py_False);
+    Py_DECREF(last);
+    Py_DECREF(top);
+    return out;
+error:
+    Py_DECREF(last);
+    Py_DECREF(top);
+    return NULL;
+}
+
+static PyObject *
+columns_order(Columns *self, void *closure)
+{
+    Py_INCREF(self->order);
+    return self->order;
+}
+
+static PyObject *
+columns_other(Columns *self, void *closure)
+{
+    Py_INCREF(self->other);
+    return self->other;
+}
+
+static PyObject *
+values_list(PyObject **items, Py_ssize_t n)
+{
+    PyObject *list = PyList_New(n);
+    if (list == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_INCREF(items[i]);
+        PyList_SET_ITEM(list, i, items[i]);
+    }
+    return list;
+}
+
+static PyObject *
+counts_list(Py_ssize_t *items, Py_ssize_t n)
+{
+    PyObject *list = PyList_New(n);
+    if (list == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyLong_FromSsize_t(items[i]);
+        if (x == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, x);
+    }
+    return list;
+}
+
+/* columns() -> dict: the parsed columns as events.packed_columns gives them (for tests). */
+static PyObject *
+columns_dict(Columns *self, PyObject *unused)
+{
+    return Py_BuildValue("{sOsNsNsNsNsNsNsNsO}", "order", self->order,
+                         "rev", values_list(self->rev, self->nrev),
+                         "id", values_list(self->id, self->nid),
+                         "n", counts_list(self->n, self->nn),
+                         "k", values_list(self->k, self->nk),
+                         "v", values_list(self->v, self->nv),
+                         "cast", values_list(self->cast, self->ncast),
+                         "write", counts_list(self->write, self->nwrite),
+                         "other", self->other);
+}
+
+static PyMethodDef columns_methods[] = {
+    {"columns", (PyCFunction)columns_dict, METH_NOARGS,
+     "columns() -> the parsed columns as a dict of lists, as events.packed_columns gives them"},
+    {"run", (PyCFunction)(void (*)(void))columns_run, METH_FASTCALL,
+     "run(context, lo, hi, state) -> state: apply the columnar records order[lo:hi] "
+     "(see fold.apply_run_py)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef columns_getset[] = {
+    {"order", (getter)columns_order, NULL, "one letter per record: m, c or o", NULL},
+    {"other", (getter)columns_other, NULL, "the whole records, [type, data] each", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ColumnsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cladelog.graph_engine._speedups.Columns",
+    .tp_basicsize = sizeof(Columns),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Columns(text, count, scan): the parsed columns of a packed event",
+    .tp_new = columns_new,
+    .tp_dealloc = (destructor)columns_dealloc,
+    .tp_methods = columns_methods,
+    .tp_getset = columns_getset,
+};
+
+static PyMethodDef methods[] = {
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "cladelog.graph_engine._speedups",
+    "Compiled replay step (optional; the pure-Python path is the reference).", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    struct { PyObject **slot; const char *text; } names[] = {
+        {&s_facts, "facts"}, {&s_mapped, "mapped"}, {&s_kind, "kind"}, {&s_name, "name"},
+        {&s_id, "id"}, {&s_rev, "_rev"}, {&s_push, "__push"}, {&s_segment, "segment"},
+        {&s_origin, "originNode"}, {&s_target, "targetNode"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL)
+            return NULL;
+    if (PyType_Ready(&ColumnsType) < 0)
+        return NULL;
+    PyObject *module = PyModule_Create(&moduledef);
+    if (module == NULL)
+        return NULL;
+    Py_INCREF(&ColumnsType);
+    if (PyModule_AddObject(module, "Columns", (PyObject *)&ColumnsType) < 0) {
+        Py_DECREF(&ColumnsType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

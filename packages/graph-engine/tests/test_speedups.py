@@ -1,0 +1,252 @@
+"""The optional compiled replay step (``cladelog.graph_engine._speedups``) against Python.
+
+The compiled ``Columns`` parses a packed event's columns straight from their JSON text and
+applies them; ``events.packed_columns`` (json.loads plus its checks) and
+``fold.apply_run_py`` are the reference. Every expected value here comes from them or from
+the live engine: the parse gives the same values of the same types, or refuses (and the
+fold then parses in Python); a fold gives the same engine either way.
+
+``CLADELOG_REQUIRE_SPEEDUPS=1`` (CI sets it) turns a missing compiled module into a
+failure; ``CLADELOG_NO_SPEEDUPS=1`` (tox -e graph-engine-pure) skips this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+import random
+import tracemalloc
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+if os.environ.get("CLADELOG_NO_SPEEDUPS"):  # the pure-Python run
+    pytest.skip("CLADELOG_NO_SPEEDUPS is set: the compiled module is off",
+                allow_module_level=True)
+try:
+    from cladelog.graph_engine import _speedups  # type: ignore[attr-defined]
+except ImportError:
+    if os.environ.get("CLADELOG_REQUIRE_SPEEDUPS"):
+        raise
+    pytest.skip("the compiled module is not built here", allow_module_level=True)
+
+from cladelog.graph_engine.events import pack_records, packed_columns
+from cladelog.graph_engine.fold import _SCAN, Unfoldable, fold_records, packed_chunk
+from ge_random import random_session, state
+from test_fold import chunked
+
+Columns = _speedups.Columns
+
+
+def typed(value: Any) -> Any:
+    """A value with the type of every part spelled out (``1 == 1.0 == True`` in Python)."""
+    if type(value) is list:
+        return ["list", [typed(v) for v in value]]
+    if type(value) is dict:
+        return ["dict", [[k, typed(v)] for k, v in value.items()]]
+    if type(value) is float and value != value:
+        return ["nan"]
+    return [type(value).__name__, value]
+
+
+def compare(text: str, count: Any) -> None:
+    """The compiled parse of ``text`` refuses, or agrees with the Python one; it never
+    accepts what Python refuses."""
+    data = {"columns": text, "count": count}
+    try:
+        expected: Any = packed_columns(data)
+    except (ValueError, KeyError, TypeError):
+        expected = None
+    try:
+        parsed = Columns(text, count, _SCAN)
+    except ValueError:
+        return  # left to the Python parser, which decides
+    assert expected is not None, "the compiled parser accepted what Python refuses"
+    got = parsed.columns()
+    assert typed(got) == typed({k: expected[k] for k in got})
+    assert parsed.order == expected["order"] and typed(parsed.other) == typed(expected["other"])
+
+
+def packs(seed: int) -> list[dict[str, Any]]:
+    """The packed event data of a random session, cut into packs of random sizes."""
+    _, records, _ = random_session(seed)
+    return [json.loads(json.dumps(pack_records([(k, d) for k, d in chunk])))
+            for chunk in chunked(records, random.Random(seed))]
+
+
+def test_packed_chunk_is_parsed_by_the_compiled_module() -> None:
+    data = packs(1)[-1]
+    chunk = packed_chunk(data)
+    assert type(chunk) is Columns
+    expected = packed_columns(data)
+    assert typed(chunk.columns()) == typed({k: expected[k] for k in chunk.columns()})
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_every_pack_of_a_session_parses_the_same(seed: int) -> None:
+    for data in packs(seed):
+        Columns(data["columns"], data["count"], _SCAN)  # the packer's text is never refused
+        compare(data["columns"], data["count"])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fold_of_compiled_columns_matches_python_and_live(seed: int) -> None:
+    live, records, _ = random_session(seed)
+    data = [json.loads(json.dumps(pack_records([(k, d) for k, d in chunk])))
+            for chunk in chunked(records, random.Random(seed))]
+    compiled = fold_records([packed_chunk(d) for d in data])
+    python = fold_records([packed_columns(d) for d in data])
+    assert state(compiled) == state(python) == state(live)
+
+
+_scalars = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)
+            | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=6)
+            | st.sampled_from(["a", "G01", "s01", "é", "\"", "\\", "\n", "\u2028", "😀"]))
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=6)
+
+
+@st.composite
+def column_texts(draw: Any) -> tuple[str, Any]:
+    """Columns that mostly agree with each other, encoded in one of several ways."""
+    order = draw(st.lists(st.sampled_from("mco"), max_size=12))
+    m, c, o = order.count("m"), order.count("c"), order.count("o")
+    ns = draw(st.lists(st.integers(0, 3), min_size=m, max_size=m))
+    keys = draw(st.lists(st.sampled_from(["G01", "s01", "originNode", "k\"", "ké", "_id"]),
+                         min_size=sum(ns), max_size=sum(ns)))
+    cols: dict[str, Any] = {
+        "order": "".join(order),
+        "rev": draw(st.lists(st.integers(-5, 2**64) | _scalars, min_size=m, max_size=m)),
+        "id": draw(st.lists(st.sampled_from(["o1", "n2", "é", "a\\b"]) | _scalars,
+                            min_size=m, max_size=m)),
+        "n": ns, "k": keys,
+        "v": draw(st.lists(_values, min_size=sum(ns), max_size=sum(ns))),
+        "cast": draw(st.lists(st.sampled_from(["A", "B", "ć"]), min_size=c, max_size=c)),
+        "write": draw(st.lists(st.integers(0, 4), min_size=c, max_size=c)),
+        "other": draw(st.lists(st.tuples(st.sampled_from(["cast", "seeded"]), _values)
+                               .map(list), min_size=o, max_size=o)),
+    }
+    if draw(st.booleans()):  # break one column now and then
+        key = draw(st.sampled_from(sorted(cols)))
+        cols[key] = draw(st.sampled_from([[], [1], "x", None, [[]], [-1], [1.5]]))
+    if draw(st.booleans()):
+        del cols[draw(st.sampled_from(sorted(cols)))]
+    items = list(cols.items())
+    draw(st.randoms()).shuffle(items)
+    text = json.dumps(dict(items), ensure_ascii=draw(st.booleans()),
+                      separators=draw(st.sampled_from([(",", ":"), (", ", ": ")])))
+    count = draw(st.sampled_from([len(order), len(order) + 1, None, str(len(order))]))
+    return text, count
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(column_texts())
+def test_any_columns_parse_the_same_or_are_left_to_python(case: tuple[str, Any]) -> None:
+    compare(*case)
+
+
+def test_damaged_texts_never_crash_and_never_disagree() -> None:
+    data = packs(5)[0]
+    text = data["columns"]
+    rng = random.Random(5)
+    for cut in range(0, len(text), max(1, len(text) // 300)):
+        compare(text[:cut], data["count"])
+    for _ in range(300):
+        i = rng.randrange(len(text))
+        compare(text[:i] + rng.choice('"\\,[]{}:0-9tfne. \u00e9x') + text[i + 1:],
+                data["count"])
+
+
+def test_plain_values_the_fast_path_reads_itself() -> None:
+    text = json.dumps({"order": "mm", "rev": [1, 2], "id": ["a", "b"], "n": [3, 2],
+                       "k": ["G01", "s01", "x", "G01", "s01"],
+                       "v": [True, -0, 123456789012345678, 1234567890123456789, 1.5e3],
+                       "cast": [], "write": [], "other": []})
+    got = Columns(text, 2, _SCAN).columns()
+    assert typed(got["v"]) == typed([True, 0, 123456789012345678, 1234567890123456789, 1500.0])
+    keys = got["k"]
+    assert keys[0] is keys[3] and keys[1] is keys[4]  # one interned string per name
+
+
+@pytest.mark.parametrize("text, why", [
+    ('{"order":"m","rev":[1],"id":["a"],"n":[01],"k":["x"],"v":[1],"cast":[],"write":[],'
+     '"other":[]}', "a leading zero in a count"),
+    ('{"order":"m","rev":[1],"id":["a"],"n":[1],"k":["x"],"v":[01],"cast":[],"write":[],'
+     '"other":[]}', "a leading zero in a value"),
+    ('{"order":"m","rev":[1],"id":["a"],"n":[1],"k":["x"],"v":[tru],"cast":[],"write":[],'
+     '"other":[]}', "a misspelt literal"),
+    ('{"order":"m","rev":[1],"id":["a"],"n":[1],"k":["x"],"v":["a\tb"],"cast":[],'
+     '"write":[],"other":[]}', "a raw control character in a string"),
+    ('{"order":"m","rev":[1],"id":["a"],"n":[1],"k":["x"],"v":[1],"cast":[],"write":[],'
+     '"other":[],"order":"m"}', "a repeated column"),
+    ('{"order":"m","rev":[1],"id":["a"],"n":[1],"k":["x"],"v":[1],"cast":[],"write":[]}',
+     "a missing column"),
+    ('{"order":"cm","rev":[1],"id":["a"],"n":[0],"k":[],"v":[],"cast":["A"],"write":[1],'
+     '"other":[]}', "a cast before any mutation"),
+    ('{"order":"m","rev":[1],"id":["a"],"n":[-1],"k":[],"v":[],"cast":[],"write":[],'
+     '"other":[]}', "a negative count"),
+    ('{"order":"mx","rev":[1],"id":["a"],"n":[0],"k":[],"v":[],"cast":[],"write":[],'
+     '"other":[]}', "a letter that is no column"),
+])
+def test_columns_python_refuses_are_refused(text: str, why: str) -> None:
+    count = text.split('"order":"')[1].index('"')
+    if why != "a repeated column":  # json.loads takes the last; the compiled parse refuses
+        with pytest.raises(ValueError):
+            packed_columns({"columns": text, "count": count})
+    with pytest.raises(ValueError):
+        Columns(text, count, _SCAN)
+    fixed = (text.replace("01", "1").replace("tru]", "true]").replace("\t", "\\t")
+             .replace(',"order":"m"}', "}"))
+    if why not in ("a cast before any mutation", "a negative count",
+                   "a letter that is no column", "a missing column"):
+        assert fixed != text  # the same text without its defect is read
+        assert Columns(fixed, count, _SCAN).order == packed_columns(
+            {"columns": fixed, "count": count})["order"]
+
+
+def test_a_cast_of_no_mutation_is_unfoldable_either_way() -> None:
+    data = pack_records([("mutation_applied", {"rev": 1, "target": "o", "cause": {},
+                                               "items": [{"id": "o", "create": None,
+                                                          "set": [["v", 1]]}]}),
+                         ("cast", {"object": "o", "concept": "A", "at": [1, 1]})])
+    cols = json.loads(data["columns"])
+    assert cols["order"] == "o" * 2  # the last mutation of a pack is never columnar
+    cols.update(order="mc", rev=[1], id=["o"], n=[1], k=["v"], v=[1], cast=["A"],
+                write=[2], other=[])  # write 2 of a mutation that has one
+    data["columns"], data["count"] = json.dumps(cols), 2
+    for chunk in (packed_chunk(data), packed_columns(data)):
+        with pytest.raises(Unfoldable):
+            fold_records([chunk])
+    assert type(packed_chunk(data)) is Columns
+
+
+def test_parsing_and_folding_leave_no_memory_behind() -> None:
+    data = packs(7)
+    chunks = [packed_chunk(d) for d in data]
+    assert all(type(c) is Columns for c in chunks)
+
+    def once() -> None:
+        fold_records([packed_chunk(d) for d in data])
+        with contextlib.suppress(ValueError):  # a refused text frees what it parsed
+            Columns(data[0]["columns"][:-9], data[0]["count"], _SCAN)
+
+    for _ in range(20):
+        once()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for _ in range(20):
+            once()
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(200):
+            once()
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 64 * 1024, f"{grown} bytes more after 200 more folds"
