@@ -45,6 +45,21 @@ def event_hashes(config: Path, tmp: Path) -> list[str]:
     return [json.loads(line)["hash"] for line in out.read_text().splitlines() if line]
 
 
+def log_size(config: Path) -> tuple[int, int]:
+    """``(events, records)`` of the deployment's log: records count one per event, except
+    that a graph-engine session event packing N engine records (``pack_records``, the
+    default) counts N; each packed record is covered by its event's hash."""
+    from cladelog.core import Deployment
+    from cladelog.graph_engine import session_records
+
+    with Deployment.open(config) as dep:
+        streams = [e.stream for e in dep.store.read()]
+        sessions = {s for s in streams if s.startswith("graph.")}
+        records = sum(1 for s in streams if s not in sessions)
+        records += sum(len(session_records(dep, s[len("graph."):])) for s in sessions)
+    return len(streams), records
+
+
 def cut_log(demo_dir: Path, tmp_path: Path, last: int) -> Path:
     """A copy of the demo's log up to position ``last`` (history as it stood then).
 
@@ -107,6 +122,12 @@ def replayed() -> Callable[[Path], dict[str, Any]]:
 @pytest.fixture
 def hashes() -> Callable[[Path, Path], list[str]]:
     return event_hashes
+
+
+@pytest.fixture
+def sizes() -> Callable[[Path], tuple[int, int]]:
+    """``sizes(config)``: ``(events, records)`` of a deployment's log (see log_size)."""
+    return log_size
 
 
 @pytest.fixture

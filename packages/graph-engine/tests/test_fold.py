@@ -22,7 +22,12 @@ from cladelog.graph_engine import (
     session_records,
 )
 from cladelog.graph_engine.engine import _gc_paused
-from cladelog.graph_engine.events import pack_records, packed_columns, unpack_records
+from cladelog.graph_engine.events import (
+    PACKED_SCHEMA_VERSION,
+    pack_records,
+    packed_columns,
+    unpack_records,
+)
 from cladelog.graph_engine.fold import Unfoldable, fold_records
 from ge_helpers import concept, tree
 from ge_random import Records, providers, random_session, record_session, session_tree, state
@@ -266,13 +271,13 @@ def test_a_log_in_the_first_packed_format_replays_the_same(
         records = session_records(old, "old")
         assert canonical_digest([list(r) for r in records]) == expected["records_digest"]
         assert old.state("graph_engine.sessions")["sessions"]["old"]["records"] == len(records)
-    # the same session recorded now: version 2 events, the very same records
+    # the same session recorded now: events of the current version, the very same records
     with deployment("new") as new:
         live, _ = record_session(new, "old", 11)
         assert json.loads(json.dumps(state(live.engine))) == expected["state"]
         assert session_records(new, "old") == records
         assert {e.schema_version for e in new.store.read(stream="graph.old")
-                if e.type == "graph_engine.records_packed"} == {2}
+                if e.type == "graph_engine.records_packed"} == {PACKED_SCHEMA_VERSION}
         with monkeypatch.context() as m:
             m.setattr(Engine, "_replay", None)
             again = replay_session(new, "old", from_checkpoint=False)

@@ -21,7 +21,7 @@ import pytest
 from cladelog.core import Deployment, DeploymentConfig
 from cladelog.core.cli import main
 from cladelog.core.testing import CladelogEnv
-from cladelog.graph_engine import ProviderCall, Session, replay_session
+from cladelog.graph_engine import ProviderCall, Session, replay_session, session_records
 from click.testing import CliRunner
 from ge_helpers import Calls, concept, tree
 
@@ -92,9 +92,10 @@ def _pg_deployment(root: Path, url: str, *, create: bool) -> Deployment:
 
 
 @pytest.mark.parametrize("settings", [
-    {},  # one event per record, checkpoints at the default interval (none here)
+    {"pack_records": 0},  # one event per record, checkpoints at the default interval (none)
+    {},  # the defaults: runs of up to 1000 records per event, no checkpoint here
     {"pack_records": 7, "checkpoint_every": 15},  # packed events and checkpoints
-], ids=["per-record", "packed-checkpointed"])
+], ids=["per-record", "packed", "packed-checkpointed"])
 def test_sqlite_session_replays_identically_from_postgres(
     tmp_path: Path, pg_url: str, settings: dict[str, int]
 ) -> None:
@@ -143,8 +144,15 @@ def test_sqlite_session_replays_identically_from_postgres(
             assert replayed.node_links() == live.node_links()
             assert replayed.revision == live.revision
         # the recorded settle digests are the live ones (replay also verifies each of them)
+        settled = [d for k, d in session_records(dep, "moved") if k == "settled"]
+        assert len(settled) == 4 and settled[-1]["digest"] == live.digest()
         kinds = [json.loads(line)["type"] for line in exported.read_text().splitlines()]
-        if settings:
-            assert "graph_engine.records_packed" in kinds and "graph_engine.checkpoint" in kinds
-        else:
+        engine_kinds = {k for k in kinds if k.startswith("graph_engine.")}
+        if settings.get("pack_records") == 0:
             assert kinds.count("graph_engine.settled") == 4
+            assert "graph_engine.records_packed" not in kinds
+        elif "checkpoint_every" in settings:
+            assert engine_kinds == {"graph_engine.records_packed", "graph_engine.checkpoint"}
+        else:
+            assert engine_kinds == {"graph_engine.records_packed"}
+            assert kinds.count("graph_engine.records_packed") == 4  # one per settle

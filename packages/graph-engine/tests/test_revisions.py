@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from cladelog.graph_engine import Engine, EngineConfig, GraphEngineError, Session, replay_session
+from cladelog.graph_engine import (
+    Engine,
+    EngineConfig,
+    GraphEngineError,
+    Session,
+    replay_session,
+    session_records,
+)
 from ge_helpers import Calls, concept, tree
 
 
@@ -141,6 +148,12 @@ def cladelog_plugins() -> list[str]:
     return ["graph-engine"]
 
 
+#: One event per record, and the default (records packed): a rollback replays in both.
+LAYOUTS = pytest.mark.parametrize("cladelog_settings", [{"graph-engine": {"pack_records": 0}},
+                                                        {}], ids=["per-record", "packed"])
+
+
+@LAYOUTS
 def test_rollback_in_a_recorded_session(cladelog_env: Any) -> None:
     t, calls = doubling()
     session = Session(cladelog_env.deployment, "rb", t, providers=calls.providers,
@@ -151,8 +164,8 @@ def test_rollback_in_a_recorded_session(cladelog_env: Any) -> None:
     session.settle()
     session.engine.rollback_to(r1)
     session.settle()
-    kinds = [e.type for e in cladelog_env.events(stream="graph.rb")]
-    assert "graph_engine.rolled_back" in kinds
+    kinds = [k for k, _ in session_records(cladelog_env.deployment, "rb")]
+    assert kinds.count("rolled_back") == 1 and kinds.count("settled") == 3
     replayed = replay_session(cladelog_env.deployment, "rb")
     assert replayed.digest() == session.engine.digest() and replayed.get("p") is None
 
@@ -171,9 +184,10 @@ def test_a_rollback_behind_a_checkpoint_still_replays() -> None:
 
 
 class TestSessionCheckpointRollback:
-    @pytest.fixture
-    def cladelog_settings(self) -> dict[str, dict[str, Any]]:
-        return {"graph-engine": {"checkpoint_every": 0}}  # checkpoints only by hand here
+    @pytest.fixture(params=[0, 1000], ids=["per-record", "packed"])
+    def cladelog_settings(self, request: pytest.FixtureRequest) -> dict[str, dict[str, Any]]:
+        # checkpoints only by hand here
+        return {"graph-engine": {"checkpoint_every": 0, "pack_records": request.param}}
 
     def test_replay_session_falls_back_to_the_full_stream(self, cladelog_env: Any) -> None:
         t, calls = doubling()
@@ -187,7 +201,9 @@ class TestSessionCheckpointRollback:
         session.flush()
         session.engine.rollback_to(r1)  # reaches behind the checkpoint
         session.settle()
-        kinds = [e.type for e in cladelog_env.events(stream="graph.cb")]
-        assert kinds.index("graph_engine.checkpoint") < kinds.index("graph_engine.rolled_back")
+        kinds = [k for k, _ in session_records(cladelog_env.deployment, "cb")]
+        assert kinds.index("checkpoint") < kinds.index("rolled_back")
+        assert session_records(cladelog_env.deployment, "cb", from_checkpoint=True)[0][0] == (
+            "checkpoint")  # the replay starts there, then finds it must start over
         replayed = replay_session(cladelog_env.deployment, "cb")
         assert replayed.digest() == session.engine.digest() and replayed.get("p") is None

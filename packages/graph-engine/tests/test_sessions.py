@@ -18,9 +18,20 @@ from cladelog.graph_engine import (
     session_records,
 )
 from cladelog.graph_engine.events import pack_records, unpack_records
+from cladelog.graph_engine.settings import GraphEngineSettings
 from ge_helpers import Calls, concept, tree
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+#: The two layouts of a session's records in the log: one event per record
+#: (``pack_records = 0``) and the default, runs of up to 1000 records per
+#: ``graph_engine.records_packed`` event. Tests that read records run in both.
+LAYOUTS: dict[str, dict[str, dict[str, Any]]] = {
+    "per-record": {"graph-engine": {"pack_records": 0}},
+    "packed": {},  # the default settings
+}
+both_layouts = pytest.mark.parametrize("cladelog_settings", list(LAYOUTS.values()),
+                                       ids=list(LAYOUTS))
 
 
 @pytest.fixture
@@ -37,26 +48,65 @@ def stream_events(env: Any, sid: str) -> list[Any]:
     return env.events(stream=f"graph.{sid}")
 
 
-def chain_session(env: Any, sid: str = "s1") -> tuple[Session, Calls]:
+def event_records(event: Any) -> list[tuple[str, Any]]:
+    """The engine records one event of a session carries (several when packed)."""
+    if event.type == "graph_engine.records_packed":
+        return unpack_records(event.data)
+    assert event.type.startswith("graph_engine.")
+    return [(event.type[len("graph_engine."):], event.data)]
+
+
+def records_per_batch(events: list[Any]) -> list[list[str]]:
+    """The record kinds of each append batch (the fixed test clock ticks once per batch)."""
+    batches: dict[str, list[str]] = {}
+    for e in events:
+        batches.setdefault(e.recorded_at, []).extend(k for k, _ in event_records(e))
+    return list(batches.values())
+
+
+def check_layout(env: Any, sid: str, settings: dict[str, Any]) -> list[Any]:
+    """Check that the session's events have the layout ``settings`` ask for; return its
+    records, read through ``session_records`` (and equal to what the events carry)."""
+    pack = settings.get("graph-engine", {}).get("pack_records",
+                                                GraphEngineSettings().pack_records)
+    events = stream_events(env, sid)
+    records = session_records(env.deployment, sid)
+    assert [r for e in events for r in event_records(e)] == records
+    if pack == 0:  # one event per record, never a packed one
+        assert [e.type for e in events] == [f"graph_engine.{k}" for k, _ in records]
+    else:  # packed, except the records never packed
+        packed = [e for e in events if e.type == "graph_engine.records_packed"]
+        assert len(packed) == len([e for e in events if e.type not in (
+            "graph_engine.checkpoint", "graph_engine.run_failed")])
+        assert all(0 < e.data["count"] <= pack for e in packed)
+        assert len(events) < len(records)
+    return records
+
+
+def chain_session(env: Any, sid: str = "s1", config: Any = None) -> tuple[Session, Calls]:
     calls = Calls()
     calls.emit("P::a", A=True, a=1)
     calls.add("P::b", lambda c: {"$$_id": c.object_id, "B": True, "b": c.facts["a"] + 1})
     t = tree(concept("A", require=["x"], provider="P::a"),
              concept("B", require=["A", "a"], provider="P::b"))
-    session = Session(env.deployment, sid, t, providers=calls.providers,
+    session = Session(env.deployment, sid, t, providers=calls.providers, config=config,
                       seed={"freeNodes": [{"_id": "o1", "x": 1}, {"_id": "o2", "x": 2}]})
     return session, calls
 
 
-def test_fixture_runs_as_a_session_and_matches_the_reference(cladelog_env: Any) -> None:
+@both_layouts
+def test_fixture_runs_as_a_session_and_matches_the_reference(
+        cladelog_env: Any, cladelog_settings: dict[str, Any]) -> None:
     scenario, expected = load("01_require_chain")
     out = run_recorded_scenario(cladelog_env.deployment, scenario, "fx")
     assert out["final"] == expected["final"]
     assert out["providerCalls"] == expected["providerCalls"]
-    kinds = [e.type for e in stream_events(cladelog_env, "fx")]
-    assert kinds[0] == "graph_engine.tree_loaded" and kinds[1] == "graph_engine.seeded"
+    kinds = [k for k, _ in check_layout(cladelog_env, "fx", cladelog_settings)]
+    assert kinds[0] == "tree_loaded" and kinds[1] == "seeded"
     # boot + two mutate steps: three settles, each closing its batch
-    assert kinds.count("graph_engine.settled") == 3 and kinds[-1] == "graph_engine.settled"
+    batches = records_per_batch(stream_events(cladelog_env, "fx"))
+    assert len(batches) == 3
+    assert all(b[-1] == "settled" and b.count("settled") == 1 for b in batches)
 
 
 def test_replay_calls_no_provider_and_reproduces_the_digest(cladelog_env: Any) -> None:
@@ -113,22 +163,27 @@ def test_session_ids_are_checked_and_unique(cladelog_env: Any) -> None:
         replay_session(cladelog_env.deployment, "nope")
 
 
-def test_same_session_twice_writes_the_same_events(tmp_path: Path) -> None:
+@pytest.mark.parametrize("settings", list(LAYOUTS.values()), ids=list(LAYOUTS))
+def test_same_session_twice_writes_the_same_events(
+        tmp_path: Path, settings: dict[str, Any]) -> None:
     scenario, _ = load("01_require_chain")
     runs = []
     for name in ("one", "two"):
         (tmp_path / name).mkdir()
-        env = CladelogEnv(tmp_path / name, ["graph-engine"])
+        env = CladelogEnv(tmp_path / name, ["graph-engine"], settings=settings)
         try:
             run_recorded_scenario(env.deployment, scenario, "same")
             runs.append([(e.type, e.data, e.hash) for e in env.events(stream="graph.same")])
+            records = check_layout(env, "same", settings)
         finally:
             env.close()
     assert runs[0] == runs[1]
-    assert len(runs[0]) > 10
+    assert len(records) > 10  # every record is in an event, under the same hashes
 
 
-def test_reload_step_rebuilds_from_the_log(cladelog_env: Any) -> None:
+@both_layouts
+def test_reload_step_rebuilds_from_the_log(cladelog_env: Any,
+                                           cladelog_settings: dict[str, Any]) -> None:
     calls = Calls()
     calls.emit("P::a", A=True)
     scenario = {
@@ -143,13 +198,15 @@ def test_reload_step_rebuilds_from_the_log(cladelog_env: Any) -> None:
     # only the new object p calls P::a afterwards: 1 (boot) + 1 (p) = 2
     assert calls.count == {"P::a": 2}
     assert out["final"]["o"] == {"_id": "o", "x": 1, "A": True, "D": True}
-    kinds = [e.type for e in stream_events(cladelog_env, "r")]
-    assert kinds.count("graph_engine.tree_loaded") == 2
+    kinds = [k for k, _ in check_layout(cladelog_env, "r", cladelog_settings)]
+    assert kinds.count("tree_loaded") == 2
     engine = replay_session(cladelog_env.deployment, "r")
     assert engine.get("p")["A"] is True
 
 
-def test_provider_error_is_an_event_and_a_fact(cladelog_env: Any) -> None:
+@both_layouts
+def test_provider_error_is_an_event_and_a_fact(cladelog_env: Any,
+                                               cladelog_settings: dict[str, Any]) -> None:
     def boom(call: Any) -> Any:
         raise RuntimeError("model unavailable")
 
@@ -157,10 +214,10 @@ def test_provider_error_is_an_event_and_a_fact(cladelog_env: Any) -> None:
                                                                     provider="P::boom")),
                       providers={"P::boom": boom}, seed={"freeNodes": [{"_id": "o", "x": 1}]})
     session.settle()
-    errors = [e for e in stream_events(cladelog_env, "err")
-              if e.type == "graph_engine.provider_error"]
+    errors = [d for k, d in check_layout(cladelog_env, "err", cladelog_settings)
+              if k == "provider_error"]
     assert len(errors) == 1
-    assert errors[0].data["message"] == "RuntimeError: model unavailable"
+    assert errors[0]["message"] == "RuntimeError: model unavailable"
     facts = session.engine.get("o")
     assert facts["divergent"][0]["reason"] == "provider-error" and "A" not in facts
     assert replay_session(cladelog_env.deployment, "err").digest() == session.engine.digest()
@@ -168,14 +225,332 @@ def test_provider_error_is_an_event_and_a_fact(cladelog_env: Any) -> None:
     assert row["errors"] == 1
 
 
-def test_sessions_projection(cladelog_env: Any) -> None:
+@both_layouts
+def test_sessions_projection(cladelog_env: Any, cladelog_settings: dict[str, Any]) -> None:
     session, _ = chain_session(cladelog_env)
     report = session.settle()
-    n = len(stream_events(cladelog_env, "s1"))
+    n = len(check_layout(cladelog_env, "s1", cladelog_settings))
+    assert n == session.records_written
     state = cladelog_env.state("graph_engine.sessions")
     assert state["sessions"]["s1"] == {"records": n, "settles": 1, "errors": 0,
                                        "status": "settled", "revision": report.revision,
                                        "digest": report.digest}
+
+
+def _flush_unsettled(env: Any) -> None:
+    """Records appended with no settle after them (here: a host mutation, then flush)."""
+    session, _ = chain_session(env)
+    session.settle()
+    session.engine.mutate({"$$_id": "o3", "x": 3})
+    session.flush()
+
+
+def _two_settles_one_flush(env: Any) -> None:
+    """Two settles of ``session.engine`` itself (as ``synthesize(session.engine, ...)``
+    settles it), appended by one flush."""
+    session, _ = chain_session(env)
+    session.engine.settle()
+    session.engine.mutate({"$$_id": "o3", "x": 3})
+    session.engine.settle()
+    session.flush()
+
+
+def _many_settles_one_flush(env: Any) -> None:
+    """Several settles, the first ones capped by a per-settle cap, in one flush."""
+    from cladelog.graph_engine import EngineConfig
+
+    session, _ = chain_session(env, config=EngineConfig(max_applies_per_settle=1))
+    reports = [session.engine.settle() for _ in range(6)]
+    assert reports[0].capped and not reports[-1].capped
+    session.flush()
+
+
+def _capped_last(env: Any) -> None:
+    """A settle stopped by its cap is the last one: the status is ``capped``."""
+    from cladelog.graph_engine import EngineConfig
+
+    session, _ = chain_session(env, config=EngineConfig(max_applies_per_settle=1))
+    session.engine.settle()
+    session.engine.mutate({"$$_id": "o3", "x": 3})
+    assert session.settle().capped
+
+
+def _rollback_flush(env: Any) -> None:
+    """A rollback appended with no settle after it (``rollback_to()`` then ``flush()``)."""
+    session, _ = chain_session(env)
+    session.settle()
+    r1 = session.engine.revision
+    session.engine.mutate({"$$_id": "o3", "x": 3})
+    session.settle()
+    session.engine.rollback_to(r1)
+    session.flush()
+
+
+def _rollback_settle(env: Any) -> None:
+    """A rollback, then a settle, then host operations flushed unsettled."""
+    session, _ = chain_session(env)
+    session.settle()
+    r1 = session.engine.revision
+    session.engine.mutate({"$$_id": "o3", "x": 3})
+    session.settle()
+    session.engine.rollback_to(r1)
+    session.settle()
+    session.engine.mutate({"$$_id": "o4", "x": 4})
+    session.flush()
+
+
+def _reload_flush(env: Any) -> None:
+    """A reload (a second ``tree_loaded``) appended with no settle after it."""
+    session, _ = chain_session(env)
+    session.settle()
+    session.reload()
+    session.flush()
+
+
+def _reload_settle(env: Any) -> None:
+    """A reload, a host mutation and a settle."""
+    session, _ = chain_session(env)
+    session.settle()
+    session.reload()
+    session.engine.mutate({"$$_id": "o3", "x": 3})
+    session.settle()
+
+
+def _provider_errors(env: Any) -> None:
+    """A provider that raises on some objects: ``provider_error`` records among the rest."""
+    def sometimes(call: Any) -> Any:
+        if call.facts["x"] % 2:
+            raise RuntimeError("model unavailable")
+        return {"$$_id": call.object_id, "A": True}
+
+    session = Session(env.deployment, "s1", tree(concept("A", require=["x"],
+                                                         provider="P::some")),
+                      providers={"P::some": sometimes},
+                      seed={"freeNodes": [{"_id": f"o{i}", "x": i} for i in range(7)]})
+    session.settle()
+    session.engine.mutate({"$$_id": "o9", "x": 9})
+    session.engine.settle()
+    session.flush()
+
+
+def _run_failed(env: Any) -> None:
+    """A recorded scenario run that stops at a refused step (unsettled records before)."""
+    from cladelog.graph_engine import ScenarioError
+
+    data = {"conceptTree": tree(concept("A", require=["v"])),
+            "seed": {"freeNodes": [{"_id": "o", "v": 1}]},
+            "steps": [{"op": "mutate", "template": {"$$_id": "o", "v": 2}}, {"op": "settle"},
+                      {"op": "settle"}, {"op": "mutate", "template": {"$$_id": "p", "v": 3}},
+                      {"op": "castConcept", "target": "nope", "concept": "A"}]}
+    with pytest.raises(ScenarioError, match="unknown object 'nope'"):
+        run_recorded_scenario(env.deployment, data, "s1")
+
+
+#: Cases of the sessions projection: what the session does, and the status it must end in.
+PROJECTION_CASES = {
+    "unsettled-flush": (_flush_unsettled, "settled"),
+    "two-settles-one-flush": (_two_settles_one_flush, "settled"),
+    "many-settles-one-flush": (_many_settles_one_flush, "settled"),
+    "capped-last": (_capped_last, "capped"),
+    "rollback-flush": (_rollback_flush, "settled"),
+    "rollback-settle-flush": (_rollback_settle, "settled"),
+    "reload-flush": (_reload_flush, "running"),
+    "reload-settle": (_reload_settle, "settled"),
+    "provider-errors": (_provider_errors, "settled"),
+    "run-failed": (_run_failed, "failed"),
+}
+#: The packed layouts compared with one event per record: the default (1000 records per
+#: event) and packs of 3, so that pack boundaries fall anywhere among the records.
+PACKED_LAYOUTS = {"packed": {}, "packed-3": {"pack_records": 3}}
+
+
+@pytest.mark.parametrize("extra", [{}, {"flush_every": 4, "checkpoint_every": 10}],
+                         ids=["plain", "flush4-checkpoints"])
+@pytest.mark.parametrize("case", list(PROJECTION_CASES))
+def test_sessions_projection_is_the_same_in_both_layouts(
+        tmp_path: Path, case: str, extra: dict[str, Any]) -> None:
+    steps, status = PROJECTION_CASES[case]
+    layouts = {"per-record": {"pack_records": 0}, **PACKED_LAYOUTS}
+    rows = {}
+    for name, settings in layouts.items():
+        (tmp_path / name).mkdir()
+        env = CladelogEnv(tmp_path / name, ["graph-engine"],
+                          settings={"graph-engine": {**settings, **extra}})
+        try:
+            steps(env)
+            if name == "packed-3":
+                assert any(e.type == "graph_engine.records_packed"
+                           and e.data["count"] == 3 for e in stream_events(env, "s1"))
+            rows[name] = env.state("graph_engine.sessions")["sessions"]["s1"]
+            records = session_records(env.deployment, "s1")
+        finally:
+            env.close()
+        assert rows[name]["records"] == len(records)
+        assert rows[name]["settles"] == sum(1 for k, _ in records if k == "settled")
+        assert rows[name]["errors"] == sum(1 for k, _ in records if k == "provider_error")
+    assert rows["per-record"]["status"] == status
+    for name in PACKED_LAYOUTS:
+        assert rows[name] == rows["per-record"], name
+
+
+def _recorded(stream: str, type_: str, data: Any, schema_version: int = 1) -> Any:
+    from cladelog.core import RecordedEvent
+
+    return RecordedEvent(0, stream, 0, type_, schema_version, data, {}, "", "", "", b"")
+
+
+def _rows_one_by_one(records: list[tuple[str, Any]], stream: str = "graph.s") -> Any:
+    """The sessions projection of ``records`` as one event each."""
+    from cladelog.graph_engine.projections import apply_sessions
+
+    state: dict[str, Any] = {"sessions": {}}
+    for kind, data in records:
+        apply_sessions(state, _recorded(stream, f"graph_engine.{kind}", data))
+    return state
+
+
+def _random_records(rng: Any, n: int) -> list[tuple[str, Any]]:
+    """``n`` records of every type the projection tells apart, in a random order (their
+    data only as complete as the packer and the projection need)."""
+    out: list[tuple[str, Any]] = []
+    rev = 0
+    while len(out) < n:
+        rev += 1
+        pick = rng.randrange(9)
+        if pick == 0:
+            out.append(("tree_loaded", {"tree": {}, "config": {}}))
+        elif pick == 1:
+            out.append(("settled", {"revision": rev, "passes": 1, "applies": 0, "created": 0,
+                                    "capped": rng.choice([None, None, "applies"]),
+                                    "digest": f"d{rev}", "castDigest": f"c{rev}"}))
+        elif pick == 2:
+            out.append(("provider_error", {"object": "o", "concept": "A", "provider": "P::a",
+                                           "role": "provider", "apply": "x", "message": "m"}))
+        elif pick == 3:
+            out.append(("rolled_back", {"to": max(rev - 2, 0), "previous": rev}))
+        elif pick == 4:
+            out.append(("run_failed", {"step": rev, "op": "mutate", "message": "m"}))
+        elif pick == 5:
+            out.append(("uncast", {"object": "o", "concept": "A", "permanent": False,
+                                   "at": None}))
+        else:  # a columnar mutation, with its casts (and a provider error) now and then
+            out.append(("mutation_applied", {"rev": rev, "target": None, "cause": {"kind": "host"},
+                                             "items": [{"id": "o", "create": None,
+                                                        "set": [["k", rev], ["j", 1]]}]}))
+            for w in range(rng.randrange(3)):
+                out.append(("cast", {"object": "o", "concept": f"C{w}", "at": [rev, w + 1]}))
+            if rng.randrange(4) == 0:
+                out.append(("provider_error", {"object": "o", "concept": "B", "message": "m"}))
+    return out[:n]
+
+
+def _as_version_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Packed data of schema version 3 as the version 2 writer wrote it."""
+    old = json.loads(json.dumps(data))
+    del old["settles"], old["status"]
+    return old
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_packed_run_counts_as_its_records_one_by_one(seed: int) -> None:
+    import random
+
+    from cladelog.core import EventTypeRegistry
+    from cladelog.graph_engine.events import EVENT_TYPES
+    from cladelog.graph_engine.projections import apply_sessions
+
+    rng = random.Random(seed)
+    registry = EventTypeRegistry(EVENT_TYPES)
+    records = _random_records(rng, rng.randrange(1, 60))
+    cuts = sorted(rng.sample(range(1, len(records)), min(rng.randrange(6), len(records) - 1)))
+    runs = [records[a:b] for a, b in zip([0, *cuts], [*cuts, len(records)], strict=True)]
+    expected = _rows_one_by_one(records)
+    packed: dict[str, Any] = {"sessions": {}}
+    upcast: dict[str, Any] = {"sessions": {}}
+    for run in runs:
+        data = json.loads(json.dumps(pack_records(run)))
+        apply_sessions(packed, _recorded("graph.s", "graph_engine.records_packed", data))
+        old = _as_version_2(data)
+        new = registry.upcast("graph_engine.records_packed", 2, old)
+        assert new == data  # the same fields as the writer's, computed from the records
+        registry.structure("graph_engine.records_packed", new)  # fits the version 3 class
+        apply_sessions(upcast, _recorded("graph.s", "graph_engine.records_packed", new))
+    assert packed == expected
+    assert upcast == expected
+
+
+def test_a_version_2_packed_event_is_upcast_to_its_settles_and_status() -> None:
+    from cladelog.core import EventTypeRegistry
+    from cladelog.graph_engine.events import EVENT_TYPES, PACKED_SCHEMA_VERSION
+
+    registry = EventTypeRegistry(EVENT_TYPES)
+    assert PACKED_SCHEMA_VERSION == 3
+    settled = {"revision": 4, "passes": 1, "applies": 2, "created": 0, "capped": None,
+               "digest": "d4", "castDigest": "c4"}
+    capped = {**settled, "revision": 2, "capped": "applies", "digest": "d2"}
+    mutation = {"rev": 3, "target": None, "cause": {"kind": "host"},
+                "items": [{"id": "o", "create": None, "set": [["k", 1]]}]}
+    records: list[tuple[str, Any]] = [
+        ("tree_loaded", {"tree": {}, "config": {}}), ("settled", capped),
+        ("mutation_applied", mutation), ("cast", {"object": "o", "concept": "C", "at": [3, 1]}),
+        ("provider_error", {"object": "o", "concept": "C", "message": "m"}),
+        ("settled", settled), ("rolled_back", {"to": 2, "previous": 4}),
+        ("mutation_applied", mutation)]
+    # the version 2 writer's data: no settles, no status
+    v2 = {"count": 8, "errors": 1, "settled": settled,
+          "columns": json.dumps({"order": "ooooooom", "rev": [3], "id": ["o"], "n": [1],
+                                 "k": ["k"], "v": [1], "cast": [], "write": [],
+                                 "other": [list(r) for r in records[:-1]]}),
+          "audit": json.dumps({"target": [None], "cause": [{"kind": "host"}]})}
+    v3 = registry.upcast("graph_engine.records_packed", 2, v2)
+    assert v3 == {**v2, "settles": 2, "status": "settled"}
+    assert unpack_records(v3) == [(k, json.loads(json.dumps(d))) for k, d in records]
+    registry.structure("graph_engine.records_packed", v3)
+    # a reload after the last settle: running; a version 1 event goes through version 2
+    tail = [*records, ("tree_loaded", {"tree": {}, "config": {}})]
+    v1 = {"count": 9, "errors": 1, "settled": settled,
+          "records": json.dumps([list(r) for r in tail])}
+    v3 = registry.upcast("graph_engine.records_packed", 1, v1)
+    assert (v3["settles"], v3["status"]) == (2, "running")
+    assert unpack_records(v3) == [(k, json.loads(json.dumps(d))) for k, d in tail]
+    # no record that sets a status: the status stays (None)
+    quiet = pack_records([("rolled_back", {"to": 2, "previous": 4}), ("mutation_applied",
+                                                                      mutation)])
+    v3 = registry.upcast("graph_engine.records_packed", 2, _as_version_2(quiet))
+    assert (v3["settles"], v3["status"], v3["settled"]) == (0, None, None)
+    # columns that do not decode: the upcast keeps what the event says, the replay refuses
+    broken = {**v2, "columns": "[not json"}
+    v3 = registry.upcast("graph_engine.records_packed", 2, broken)
+    assert (v3["settles"], v3["status"], v3["columns"]) == (1, "settled", "[not json")
+    with pytest.raises(ValueError):
+        unpack_records(v3)
+    v3 = registry.upcast("graph_engine.records_packed", 2, {**broken, "settled": None})
+    assert (v3["settles"], v3["status"]) == (0, None)
+
+
+def test_a_version_1_log_projects_as_its_records_one_by_one(tmp_path: Path) -> None:
+    """The committed version 1 log (``fixtures/logs/packed_v1.*``, packs of 5 records): its
+    events are upcast through version 2 to 3, and the projection counts them as it would
+    their records one by one."""
+    from cladelog.core.store.base import event_from_json
+
+    lines = (FIXTURES / "logs" / "packed_v1.log.jsonl").read_text().splitlines()
+    env = CladelogEnv(tmp_path, ["graph-engine"],
+                      settings={"graph-engine": {"pack_records": 5, "checkpoint_every": 40}})
+    try:
+        env.deployment.import_events(event_from_json(json.loads(line)) for line in lines)
+        versions = {e.schema_version for e in env.events()
+                    if e.type == "graph_engine.records_packed"}
+        assert versions == {1}
+        state = env.state("graph_engine.sessions")
+        expected: dict[str, Any] = {"sessions": {}}
+        for sid in ("old", "old-other"):
+            one_by_one = _rows_one_by_one(session_records(env.deployment, sid), f"graph.{sid}")
+            expected["sessions"].update(one_by_one["sessions"])
+        assert state == expected
+        assert state["sessions"]["old"]["settles"] == 6
+    finally:
+        env.close()
 
 
 def test_records_of_a_session_are_the_engine_records(cladelog_env: Any) -> None:
@@ -320,7 +695,8 @@ def test_packed_records_decode_to_the_same_records() -> None:
         ("uncast", {"object": "o", "concept": "A", "permanent": False, "at": [2, 1]}),
     ]
     data = pack_records(records)
-    assert (data["count"], data["errors"], data["settled"]) == (7, 1, records[3][1])
+    assert (data["count"], data["errors"], data["settles"], data["settled"], data["status"]
+            ) == (7, 1, 1, records[3][1], "settled")
     columns = json.loads(data["columns"])
     assert columns["order"] == "mocoooo"  # the uncast keeps its mutation whole
     assert unpack_records(json.loads(json.dumps(data))) == [
@@ -330,17 +706,30 @@ def test_packed_records_decode_to_the_same_records() -> None:
 
 
 class TestFlushEvery:
-    @pytest.fixture
-    def cladelog_settings(self) -> dict[str, dict[str, Any]]:
-        return {"graph-engine": {"flush_every": 4}}
+    @pytest.fixture(params=[0, None], ids=["per-record", "packed"])
+    def cladelog_settings(self, request: pytest.FixtureRequest) -> dict[str, dict[str, Any]]:
+        if request.param is None:  # the default pack_records
+            return {"graph-engine": {"flush_every": 4}}
+        return {"graph-engine": {"flush_every": 4, "pack_records": request.param}}
 
-    def test_a_big_settle_flushes_early(self, cladelog_env: Any) -> None:
+    def test_a_big_settle_flushes_early(self, cladelog_env: Any,
+                                        cladelog_settings: dict[str, Any]) -> None:
         session, _ = chain_session(cladelog_env)
         report = session.settle()
-        events = stream_events(cladelog_env, "s1")
-        batches = len({e.recorded_at for e in events})
-        assert batches == -(-len(events) // 4)  # one batch per 4 records, the rest at settle
+        packed = "pack_records" not in cladelog_settings["graph-engine"]
+        records = check_layout(cladelog_env, "s1", cladelog_settings)
+        batches = records_per_batch(stream_events(cladelog_env, "s1"))
+        # one batch per 4 records, the rest at settle
+        assert len(records) > 4
+        assert [len(b) for b in batches] == [4] * (len(records) // 4) + (
+            [len(records) % 4] if len(records) % 4 else [])
+        if packed:  # each early flush is one packed event
+            assert len(stream_events(cladelog_env, "s1")) == len(batches)
         assert replay_session(cladelog_env.deployment, "s1").digest() == report.digest
+
+
+def test_records_are_packed_by_default() -> None:
+    assert GraphEngineSettings().pack_records == 1000
 
 
 def test_bad_settings_are_refused(tmp_path: Path) -> None:

@@ -47,11 +47,13 @@ def _default_session(dep: Any, base: str) -> str:
 def run_cmd(scenario: str, out: str | None, session_id: str | None) -> None:
     """Run a SPEC §2 scenario as a recorded session and print its expected output.
 
-    Every engine record becomes a graph_engine.* event on stream graph.<ID>; a 'reload'
-    step rebuilds the engine from the log. A malformed scenario (unknown keys, a bad
-    provider spec, a substitution that does not parse, ...) is refused before anything is
-    recorded; a step refused mid-run (e.g. an unknown target) is recorded as a
-    graph_engine.run_failed event after what the run did, and named in the error (exit 2).
+    Every engine record is recorded on stream graph.<ID>, in runs of up to pack_records
+    (settings, default 1000) per graph_engine.records_packed event, or one event each with
+    pack_records = 0; a 'reload' step rebuilds the engine from the log. A malformed
+    scenario (unknown keys, a bad provider spec, a substitution that does not parse, ...) is
+    refused before anything is recorded; a step refused mid-run (e.g. an unknown target) is
+    recorded as a graph_engine.run_failed event after what the run did, and named in the
+    error (exit 2).
     """
     import json
     from pathlib import Path

@@ -8,16 +8,18 @@ takes.
 
 ``graph_engine.records_packed`` is the one type that is not an engine record: it carries a
 run of records in one event, for deployments that set ``pack_records`` (fewer, larger
-events, much cheaper to write; see the plugin settings). Its schema version 2 lays the run
-out in columns (:class:`RecordPacker`); version 1 events (the run as the JSON text of
-``[[type, data], ...]``) are upcast to it without being parsed, and both decode to the same
-records.
+events, much cheaper to write; see the plugin settings). Its schema version 3 lays the run
+out in columns (:class:`RecordPacker`) and says what the run does to the session's summary
+(its ``provider_error`` and ``settled`` counts, the status it leaves: :func:`record_status`).
+Version 2 events (the same columns, without ``settles`` and ``status``) are upcast to it by
+reading their whole records, and version 1 events (the run as the JSON text of
+``[[type, data], ...]``) through version 2; all decode to the same records.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 import attrs
@@ -47,6 +49,7 @@ __all__ = [
     "event_type_of",
     "pack_records",
     "packed_columns",
+    "record_status",
     "record_type_of",
     "session_stream",
     "unpack_records",
@@ -196,20 +199,28 @@ class RunFailed:
 
 @attrs.frozen
 class RecordsPacked:
-    """``graph_engine.records_packed`` (schema version 2): a run of engine records in one
+    """``graph_engine.records_packed`` (schema version 3): a run of engine records in one
     event, in columns.
 
-    ``count`` is the number of records, ``errors`` their ``provider_error`` count and
-    ``settled`` the data of the last ``settled`` record (None when there is none), so that
-    summaries need not parse the rest. ``columns`` is the JSON text of what a replay reads;
-    ``audit`` the JSON text of what it does not (each columnar mutation's ``target`` and
-    ``cause``). Both are text so that writing a large pack costs one encoding, not core's
-    walk of every value. :class:`RecordPacker` documents the layout.
+    So that summaries need not parse the rest, it says what the records do to a session's
+    summary (the ``graph_engine.sessions`` projection), exactly as they would one by one:
+    ``count`` is the number of records, ``errors`` their ``provider_error`` count,
+    ``settles`` their ``settled`` count, ``settled`` the data of the last ``settled`` record
+    (None when there is none) and ``status`` the status the last record that sets one
+    leaves (:func:`record_status`: ``running`` after a ``tree_loaded``, ``settled`` or
+    ``capped`` after a ``settled``, ``failed`` after a ``run_failed``; None when no record
+    of the run sets one, the status then stays what it was). ``columns`` is the JSON text
+    of what a replay reads; ``audit`` the JSON text of what it does not (each columnar
+    mutation's ``target`` and ``cause``). Both are text so that writing a large pack costs
+    one encoding, not core's walk of every value. :class:`RecordPacker` documents the
+    layout.
     """
 
     count: int
     errors: int
+    settles: int
     settled: dict[str, Any] | None
+    status: str | None
     columns: str
     audit: str
 
@@ -234,7 +245,41 @@ _PAYLOADS: Final[dict[str, tuple[type, str]]] = {
 RECORD_TYPES: Final = tuple(_PAYLOADS)
 
 #: The schema version of ``graph_engine.records_packed`` that this version writes.
-PACKED_SCHEMA_VERSION: Final = 2
+PACKED_SCHEMA_VERSION: Final = 3
+
+#: The records that set a session's status (see :func:`record_status`).
+_STATUS_KINDS: Final = frozenset({"tree_loaded", "settled", "run_failed"})
+
+
+def record_status(kind: str, data: Any) -> str | None:
+    """The status of a session after a record of type ``kind`` with ``data`` (see the
+    ``graph_engine.sessions`` projection): ``running`` after a ``tree_loaded`` (a session
+    or a reload starts), ``capped`` or ``settled`` after a ``settled`` (capped: a per-settle
+    cap stopped it; only a data object counts as a settle), ``failed`` after a
+    ``run_failed``; None for every other record, which leaves the status as it was."""
+    if kind == "settled":
+        if isinstance(data, dict):
+            return "capped" if data.get("capped") else "settled"
+        return None
+    if kind == "tree_loaded":
+        return "running"
+    if kind == "run_failed":
+        return "failed"
+    return None
+
+
+def _status_summary(records: Iterable[Sequence[Any]]) -> tuple[int, str | None]:
+    """``(settles, status)`` of a run of records, in order: how many settle (a ``settled``
+    record :func:`record_status` counts) and the status the last one that sets one leaves
+    (None: none does)."""
+    settles, status = 0, None
+    for kind, data in records:
+        if kind in _STATUS_KINDS:
+            now = record_status(kind, data)
+            if now is not None:
+                status = now
+                settles += kind == "settled"
+    return settles, status
 
 
 def _packed_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
@@ -256,11 +301,29 @@ def _packed_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _packed_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """Upcast a version 2 ``records_packed`` data object to version 3: its ``settles`` and
+    ``status`` are computed from its own records. The records that count (``settled``,
+    ``tree_loaded``, ``run_failed``) are never laid out in columns, they are whole in
+    ``other`` (see :class:`RecordPacker`), so only the columns are parsed, not the audit.
+
+    Columns that do not decode (the replay of the event says why) leave what the event
+    itself tells: one settle and its status when it has a last ``settled``, else none."""
+    try:
+        settles, status = _status_summary(packed_columns(data)["other"])
+    except (KeyError, TypeError, ValueError):
+        settled = data.get("settled")
+        status = record_status("settled", settled)
+        settles = 0 if status is None else 1
+    return {**data, "settles": settles, "status": status}
+
+
 #: Every event type this plugin registers.
 EVENT_TYPES: Final = tuple(
     [EventType(PREFIX + name, cls, description=text) for name, (cls, text) in _PAYLOADS.items()]
     + [EventType(PREFIX + "records_packed", RecordsPacked,
-                 schema_version=PACKED_SCHEMA_VERSION, upcasters={1: _packed_v1_to_v2},
+                 schema_version=PACKED_SCHEMA_VERSION,
+                 upcasters={1: _packed_v1_to_v2, 2: _packed_v2_to_v3},
                  description="several engine records in one event")]
 )
 
@@ -310,16 +373,23 @@ class RecordPacker:
     ``fold.py``); any other mutation, with its effects, goes to ``other``. A mutation whose
     effects might continue in the next pack is not columnar either, so a pack can be sealed
     at any record.
+
+    The summary (``count``, ``errors``, ``settles``, ``settled``, ``status``: see
+    :class:`RecordsPacked`) is counted as the records come. The records it reads besides
+    ``provider_error`` (``settled``, ``tree_loaded``, ``run_failed``) are never columnar:
+    they always go whole to ``other``, from which the version 2 upcaster computes it.
     """
 
     __slots__ = ("_cast", "_cause", "_clean", "_count", "_errors", "_follow", "_id", "_k",
-                 "_mutation", "_n", "_order", "_other", "_rev", "_settled", "_target", "_v",
-                 "_write")
+                 "_mutation", "_n", "_order", "_other", "_rev", "_settled", "_settles",
+                 "_status", "_target", "_v", "_write")
 
     def __init__(self) -> None:
         self._count = 0
         self._errors = 0
+        self._settles = 0
         self._settled: dict[str, Any] | None = None
+        self._status: str | None = None
         # the columns (``order`` as a list of letters until sealed), then the audit ones
         self._order: list[str] = []
         self._rev: list[Any] = []
@@ -363,8 +433,13 @@ class RecordPacker:
                 return
         elif kind == "provider_error":
             self._errors += 1
-        elif kind == "settled":
-            self._settled = data
+        elif kind in _STATUS_KINDS:  # never held in columns: _status_summary reads them
+            if kind == "settled":
+                self._settled = data
+            status = record_status(kind, data)
+            if status is not None:
+                self._status = status
+                self._settles += kind == "settled"
         self._order.append("o")
         self._other.append((kind, data))
 
@@ -378,7 +453,8 @@ class RecordPacker:
         columns = {"order": "".join(self._order), "rev": self._rev, "id": self._id,
                    "n": self._n, "k": self._k, "v": self._v, "cast": self._cast,
                    "write": self._write, "other": self._other}
-        return {"count": self._count, "errors": self._errors, "settled": self._settled,
+        return {"count": self._count, "errors": self._errors, "settles": self._settles,
+                "settled": self._settled, "status": self._status,
                 "columns": encode(columns),
                 "audit": encode({"target": self._target, "cause": self._cause})}
 
@@ -472,8 +548,9 @@ _COLUMNS: Final = ("order", "rev", "id", "n", "k", "v", "cast", "write", "other"
 
 def packed_columns(data: Any) -> dict[str, Any]:
     """The parsed ``columns`` of a ``graph_engine.records_packed`` data object (schema
-    version 2), checked to be consistent: a replay may then read them without decoding
-    each record (see ``fold.py``), and they decode to ``count`` records.
+    version 2 or 3: the columns are the same), checked to be consistent: a replay may then
+    read them without decoding each record (see ``fold.py``), and they decode to ``count``
+    records.
 
     Raises ``ValueError`` when they are not.
     """
@@ -500,8 +577,8 @@ def packed_columns(data: Any) -> dict[str, Any]:
 
 
 def unpack_records(data: Any) -> list[tuple[str, Any]]:
-    """The records of a ``graph_engine.records_packed`` data object (schema version 2), in
-    order.
+    """The records of a ``graph_engine.records_packed`` data object (schema version 2 or 3),
+    in order.
 
     Raises ``ValueError`` when its columns are not consistent (see :func:`packed_columns`).
     """

@@ -96,10 +96,10 @@ def fold_records(
 
 
 def packed_chunk(data: Any) -> Any:
-    """The columns of a ``graph_engine.records_packed`` data object (schema version 2) as
-    :func:`fold_records` takes them: parsed by the compiled module straight into arrays
-    when it is there and the text is plain, else :func:`.events.packed_columns` (whose
-    ``ValueError`` says what is wrong)."""
+    """The columns of a ``graph_engine.records_packed`` data object (schema version 2 or
+    3, whose columns are the same) as :func:`fold_records` takes them: parsed by the
+    compiled module straight into arrays when it is there and the text is plain, else
+    :func:`.events.packed_columns` (whose ``ValueError`` says what is wrong)."""
     if _Columns is not None and type(data) is dict:
         text = data.get("columns")
         if type(text) is str:

@@ -21,8 +21,8 @@ registered) and implements::
 Every enabled plugin's providers are collected when a session starts
 (:class:`cladelog.graph_engine.sessions.Session`); two plugins offering the same name is a
 configuration error, and providers passed to the session directly override plugin ones.
-A provider that raises is recorded as an error fact and a ``graph_engine.provider_error``
-event; it never stops the session.
+A provider that raises is recorded as an error fact and a ``provider_error`` record (in
+the session's log); it never stops the session.
 """
 
 from __future__ import annotations

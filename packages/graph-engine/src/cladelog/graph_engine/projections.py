@@ -6,7 +6,7 @@ from typing import Any, Final
 
 from cladelog.core import Projection, RecordedEvent
 
-from .events import EVENT_TYPES, PREFIX, STREAM_PREFIX
+from .events import EVENT_TYPES, PREFIX, STREAM_PREFIX, record_status
 
 __all__ = ["SESSIONS", "apply_sessions"]
 
@@ -23,19 +23,23 @@ def _row(state: dict[str, Any], stream: str) -> dict[str, Any]:
     return row
 
 
+def _settled(row: dict[str, Any], data: dict[str, Any]) -> None:
+    """Keep the revision and digest of a ``settled`` record."""
+    row["revision"] = data.get("revision", row["revision"])
+    row["digest"] = data.get("digest")
+
+
 def _fold(row: dict[str, Any], kind: str, data: Any) -> None:
     row["records"] += 1
-    if kind == "tree_loaded":
-        row["status"] = "running"
-    elif kind == "provider_error":
+    if kind == "provider_error":
         row["errors"] += 1
-    elif kind == "run_failed":
-        row["status"] = "failed"
-    elif kind == "settled" and isinstance(data, dict):
-        row["settles"] += 1
-        row["status"] = "capped" if data.get("capped") else "settled"
-        row["revision"] = data.get("revision", row["revision"])
-        row["digest"] = data.get("digest")
+        return
+    status = record_status(kind, data)
+    if status is not None:
+        row["status"] = status
+        if kind == "settled":
+            row["settles"] += 1
+            _settled(row, data)
 
 
 def apply_sessions(state: dict[str, Any], event: RecordedEvent) -> dict[str, Any]:
@@ -43,18 +47,20 @@ def apply_sessions(state: dict[str, Any], event: RecordedEvent) -> dict[str, Any
 
     ``status`` is ``running`` after a (re)load, then ``settled`` or ``capped`` (a per-settle
     cap stopped the last settle), or ``failed`` (a ``run_failed`` record: a scenario step
-    was refused).
+    was refused); other records leave it as it was (:func:`.events.record_status`). A
+    packed event counts as its records would one by one: it carries their counts, the last
+    ``settled`` and the status they leave (schema version 3, older ones upcast).
     """
     row = _row(state, event.stream)
     if event.type == _PACKED:
         data = event.data
         row["records"] += data["count"]
         row["errors"] += data["errors"]
-        if data["count"]:
-            row["status"] = "running"
+        row["settles"] += data["settles"]
         if data["settled"] is not None:
-            row["records"] -= 1
-            _fold(row, "settled", data["settled"])
+            _settled(row, data["settled"])
+        if data["status"] is not None:
+            row["status"] = data["status"]
     else:
         _fold(row, event.type[len(PREFIX):], event.data)
     return state
@@ -62,7 +68,8 @@ def apply_sessions(state: dict[str, Any], event: RecordedEvent) -> dict[str, Any
 
 SESSIONS: Final = Projection(
     name="graph_engine.sessions",
-    version=1,
+    # 2: packed events count every settle and set the status as their records one by one
+    version=2,
     event_types=frozenset(t.name for t in EVENT_TYPES),
     initial={"sessions": {}},
     apply=apply_sessions,
