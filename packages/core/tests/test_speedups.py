@@ -545,6 +545,30 @@ def test_the_compiled_canonical_encoder_takes_the_common_cases() -> None:
         .encode()
 
 
+_POOL = ["a", "b", "B", "é", "\u0100", "ab", "a\x00", "\ufb01", "key", "k", ""]
+
+
+@settings(max_examples=300, deadline=None)
+@given(orders=st.lists(st.permutations(_POOL).map(lambda keys: keys[:]), min_size=1,
+                       max_size=6),
+       repeats=st.lists(st.integers(0, 5), min_size=1, max_size=40),
+       sizes=st.lists(st.integers(0, len(_POOL)), min_size=1, max_size=40))
+def test_dicts_sharing_their_keys_encode_in_canonical_order(
+        orders: list[list[str]], repeats: list[int], sizes: list[int]) -> None:
+    # many dicts with the same keys in the same insertion order (the encoder reuses the
+    # order it sorted for the last one), others in other orders or with fewer keys, each
+    # holding a dict of its own keys (encoded between the members of its parent)
+    rows = []
+    for i, r in enumerate(repeats):
+        keys = orders[r % len(orders)][:sizes[i % len(sizes)]]
+        rows.append({k: ({k2: j for j, k2 in enumerate(reversed(keys))} if j % 2 else j)
+                     for j, k in enumerate(keys)})
+    value = {"rows": rows, "copies": [{"".join(list(k)): 1 for k in _POOL}],
+             "big": {f"k{i}": i for i in range(200, 0, -1)}}
+    assert _speedups.canonical(value) == _python_canonical(value)
+    assert _speedups.canonical(rows) == _python_canonical(rows)
+
+
 def _nested(depth: int) -> Any:
     value: Any = 1
     for _ in range(depth):

@@ -1242,6 +1242,7 @@ dumper_dealloc(FlatDumper *self)
 }
 
 static int canon_value(Out *o, PyObject *v, int depth);
+static int canon_dict(Out *o, PyObject *v, Py_ssize_t n, int depth);
 
 static PyObject *
 dumper_call(FlatDumper *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -1481,45 +1482,136 @@ canon_value(Out *o, PyObject *v, int depth)
     Py_ssize_t n = PyDict_GET_SIZE(v);
     if (n && depth >= MAX_DEPTH)
         return 0;
-    PyObject *items = PyDict_Items(v);  /* a snapshot: (key, value) pairs, owned */
-    if (items == NULL)
+    return canon_dict(o, v, n, depth);
+}
+
+/* The members of a dict in canonical order. Their keys are sorted once per key sequence:
+ * dicts of one kind (the facts of many objects, say) usually hold the same interned keys
+ * in the same insertion order, so the order found for the last such dict is kept (with
+ * references to its keys, so that no other string can take their place) and reused. */
+typedef struct {
+    PyObject *key;
+    Py_ssize_t at;
+} Member;
+
+#define ORDER_CACHE 64
+static PyObject *order_keys[ORDER_CACHE];
+static Py_ssize_t order_at[ORDER_CACHE];
+static Py_ssize_t order_n = -1;
+
+static int
+member_cmp(const void *a, const void *b)
+{
+    PyObject *x = ((const Member *)a)->key, *y = ((const Member *)b)->key;
+    if (PyUnicode_KIND(x) == PyUnicode_1BYTE_KIND && PyUnicode_KIND(y) == PyUnicode_1BYTE_KIND) {
+        Py_ssize_t lx = PyUnicode_GET_LENGTH(x), ly = PyUnicode_GET_LENGTH(y);
+        int c = memcmp(PyUnicode_1BYTE_DATA(x), PyUnicode_1BYTE_DATA(y),
+                       (size_t)(lx < ly ? lx : ly));
+        return c ? c : (lx > ly) - (lx < ly);
+    }
+    return PyUnicode_Compare(x, y);  /* code-point order: UTF-16 order within the BMP */
+}
+
+static int
+canon_dict(Out *o, PyObject *v, Py_ssize_t n, int depth)
+{
+    /* a snapshot of the members (references held), in insertion order */
+    Member local[ORDER_CACHE];
+    PyObject *local_values[ORDER_CACHE];
+    Member *members = n <= ORDER_CACHE ? local : PyMem_Malloc(sizeof(Member) * (size_t)n);
+    PyObject **values = n <= ORDER_CACHE ? local_values
+                                         : PyMem_Malloc(sizeof(PyObject *) * (size_t)n);
+    if (members == NULL || values == NULL) {
+        if (members != local)
+            PyMem_Free(members);
+        if (values != local_values)
+            PyMem_Free(values);
+        PyErr_NoMemory();
         return -1;
+    }
+    Py_ssize_t pos = 0, i = 0, held = 0;
+    PyObject *key, *value;
     int rc = 1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *key = PyTuple_GET_ITEM(PyList_GET_ITEM(items, i), 0);
+    while (i < n && PyDict_Next(v, &pos, &key, &value)) {
+        Py_INCREF(key);
+        Py_INCREF(value);
+        members[i].key = key;
+        members[i].at = i;
+        values[i] = value;
+        held = ++i;
         if (!PyUnicode_CheckExact(key) || PyUnicode_KIND(key) == PyUnicode_4BYTE_KIND) {
             rc = 0;  /* not a string, or maybe beyond the BMP: UTF-16 order differs */
             goto done;
         }
     }
-    if (PyList_Sort(items) < 0) {  /* keys are distinct: values are never compared */
-        rc = -1;
+    if (i != n) {
+        rc = 0;  /* changed while read: the Python encoder decides */
         goto done;
+    }
+    int cached = n == order_n;
+    for (Py_ssize_t j = 0; cached && j < n; j++)
+        cached = members[j].key == order_keys[j];
+    if (cached) {
+        for (Py_ssize_t j = 0; j < n; j++) {
+            members[j].key = order_keys[order_at[j]];
+            members[j].at = order_at[j];
+        }
+    }
+    else {
+        qsort(members, (size_t)n, sizeof(Member), member_cmp);  /* keys are distinct */
+        if (n <= ORDER_CACHE) {
+            for (Py_ssize_t j = 0; j < order_n; j++)
+                Py_DECREF(order_keys[j]);
+            for (Py_ssize_t j = 0; j < n; j++) {
+                order_at[j] = members[j].at;
+                order_keys[members[j].at] = members[j].key;
+                Py_INCREF(members[j].key);
+            }
+            order_n = n;
+        }
     }
     if (out_put(o, "{", 1) < 0) {
         rc = -1;
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *pair = PyList_GET_ITEM(items, i);
-        if ((i && out_put(o, ",", 1) < 0)) {
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if ((j && out_put(o, ",", 1) < 0)) {
             rc = -1;
             goto done;
         }
-        rc = out_leaf(o, PyTuple_GET_ITEM(pair, 0), KIND_STR);
+        rc = out_leaf(o, members[j].key, KIND_STR);
         if (rc <= 0)
             goto done;
         if (out_put(o, ":", 1) < 0) {
             rc = -1;
             goto done;
         }
-        rc = canon_value(o, PyTuple_GET_ITEM(pair, 1), depth + 1);
+        rc = canon_value(o, values[members[j].at], depth + 1);
         if (rc <= 0)
             goto done;
     }
     rc = out_put(o, "}", 1) < 0 ? -1 : 1;
 done:
-    Py_DECREF(items);
+    /* members may be sorted: release each key and value by its insertion index */
+    for (Py_ssize_t j = 0; j < held; j++)
+        Py_DECREF(values[j]);
+    {
+        PyObject *keys_local[ORDER_CACHE];
+        PyObject **keys = held <= ORDER_CACHE ? keys_local
+                                              : PyMem_Malloc(sizeof(PyObject *) * (size_t)held);
+        if (keys != NULL) {
+            for (Py_ssize_t j = 0; j < held; j++)
+                keys[members[j].at] = members[j].key;
+            for (Py_ssize_t j = 0; j < held; j++)
+                Py_DECREF(keys[j]);
+            if (keys != keys_local)
+                PyMem_Free(keys);
+        }
+    }
+    if (members != local)
+        PyMem_Free(members);
+    if (values != local_values)
+        PyMem_Free(values);
     return rc;
 }
 

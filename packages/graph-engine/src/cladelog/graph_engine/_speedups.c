@@ -10,6 +10,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#include <structmember.h>
 
 static PyObject *s_facts, *s_mapped, *s_kind, *s_name, *s_id, *s_rev, *s_push, *s_segment,
     *s_origin, *s_target;
@@ -76,11 +77,42 @@ fail(PyObject *type, const char *message)
     return -1;
 }
 
+/* An attribute stored in a slot (GraphObject's facts, mapped, kind), read from its offset
+ * once the type is known to keep it there; any other object goes through getattr. A
+ * cache lives for one call (no type can change under it then). New reference. */
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t offset;
+} Slot;
+
+static PyObject *
+get_slot(PyObject *obj, PyObject *name, Slot *cache)
+{
+    if (Py_TYPE(obj) == cache->type) {
+        PyObject *value = *(PyObject **)((char *)obj + cache->offset);
+        if (value != NULL) {
+            Py_INCREF(value);
+            return value;
+        }
+    }
+    else if (cache->type == NULL) {
+        PyObject *descr = _PyType_Lookup(Py_TYPE(obj), name);  /* borrowed */
+        if (descr != NULL && Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+            PyMemberDef *def = ((PyMemberDescrObject *)descr)->d_member;
+            if (def->type == T_OBJECT_EX && !(def->flags & READ_RESTRICTED)) {
+                cache->type = Py_TYPE(obj);
+                cache->offset = def->offset;
+            }
+        }
+    }
+    return PyObject_GetAttr(obj, name);
+}
+
 /* The writes of one mutation (`n` keys and values) to `obj` (id `oid`), whose facts are
  * `facts`: fold.apply_run_py's inner loop. */
 static int
 write_all(PyObject *const *ctx, PyObject **keys, PyObject **values, Py_ssize_t n,
-          PyObject *obj, PyObject *oid, PyObject *facts, int *changed)
+          PyObject *obj, PyObject *oid, PyObject *facts, int *changed, Slot *kinds)
 {
     PyObject *index = ctx[1], *relink = ctx[4], *js_same = ctx[5], *undefined = ctx[6];
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -129,7 +161,7 @@ write_all(PyObject *const *ctx, PyObject **keys, PyObject **values, Py_ssize_t n
             goto error;
         *changed = 1;
         if (PyUnicode_Compare(key, s_origin) == 0 || PyUnicode_Compare(key, s_target) == 0) {
-            PyObject *kind = PyObject_GetAttr(obj, s_kind);
+            PyObject *kind = get_slot(obj, s_kind, kinds);
             if (kind == NULL)
                 goto error;
             int seg = PyObject_RichCompareBool(kind, s_segment, Py_EQ);
@@ -629,6 +661,8 @@ columns_run(Columns *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     if (m < 0 || c < 0 || kv < 0 || m > self->nid || c > self->ncast || kv > self->nk)
         return PyErr_Format(PyExc_ValueError, "run: a cursor out of the columns");
+    Slot facts_slot = {NULL, 0}, kind_slot = {NULL, 0}, mapped_slot = {NULL, 0};
+    PyObject *cached_cid = NULL, *cached_label = NULL, *cached_id = NULL;  /* the last cast's */
     PyObject *last = PyTuple_GET_ITEM(state, 3);  /* the references below are owned */
     PyObject *top = PyTuple_GET_ITEM(state, 5);
     Py_INCREF(last);
@@ -665,13 +699,14 @@ columns_run(Columns *self, PyObject *const *args, Py_ssize_t nargs)
                                 "columns: a mutation with more writes than the columns hold");
                 goto error;
             }
-            PyObject *facts = PyObject_GetAttr(obj, s_facts);
+            PyObject *facts = get_slot(obj, s_facts, &facts_slot);
             if (facts == NULL)
                 goto error;
             int bad = !PyDict_CheckExact(facts) || PyDict_SetItem(facts, s_rev, rev) < 0;
             if (!bad) {
                 int ch = 0;
-                bad = write_all(ctx, self->k + kv, self->v + kv, n, obj, oid, facts, &ch) < 0;
+                bad = write_all(ctx, self->k + kv, self->v + kv, n, obj, oid, facts, &ch,
+                                &kind_slot) < 0;
                 changed |= ch;
             }
             else if (!PyErr_Occurred())
@@ -693,26 +728,35 @@ columns_run(Columns *self, PyObject *const *args, Py_ssize_t nargs)
                                 "columns: a cast that is not one of the mutation before it");
                 goto error;
             }
-            PyObject *concept = PyDict_GetItemWithError(concepts, cid);  /* borrowed */
-            if (concept == NULL) {
-                if (!PyErr_Occurred())
-                    PyErr_SetObject(PyExc_KeyError, cid);
-                goto error;
+            if (cid != cached_cid) {  /* runs hold no tree edit: a concept stays the same */
+                PyObject *concept = PyDict_GetItemWithError(concepts, cid);  /* borrowed */
+                if (concept == NULL) {
+                    if (!PyErr_Occurred())
+                        PyErr_SetObject(PyExc_KeyError, cid);
+                    goto error;
+                }
+                Py_INCREF(concept);
+                PyObject *name = PyObject_GetAttr(concept, s_name);
+                PyObject *id = PyObject_GetAttr(concept, s_id);
+                Py_DECREF(concept);
+                int t = name == NULL || id == NULL ? -1 : PyObject_IsTrue(name);
+                if (t < 0) {
+                    Py_XDECREF(name);
+                    Py_XDECREF(id);
+                    goto error;
+                }
+                Py_XSETREF(cached_label, t ? name : id);
+                Py_INCREF(cached_label);
+                Py_XSETREF(cached_id, id);
+                Py_DECREF(name);
+                cached_cid = cid;
             }
             c++;
-            Py_INCREF(concept);
-            PyObject *name = PyObject_GetAttr(concept, s_name);
-            PyObject *id = PyObject_GetAttr(concept, s_id);
-            PyObject *mapped = PyObject_GetAttr(last, s_mapped);
-            int bad = name == NULL || id == NULL || mapped == NULL;
-            if (!bad) {
-                int t = PyObject_IsTrue(name);
-                bad = t < 0 || PyObject_SetItem(mapped, t ? name : id, id) < 0;
-            }
-            Py_XDECREF(name);
-            Py_XDECREF(id);
-            Py_XDECREF(mapped);
-            Py_DECREF(concept);
+            PyObject *mapped = get_slot(last, s_mapped, &mapped_slot);
+            if (mapped == NULL)
+                goto error;
+            int bad = PyObject_SetItem(mapped, cached_label, cached_id) < 0;
+            Py_DECREF(mapped);
             if (bad)
                 goto error;
         }
@@ -724,10 +768,14 @@ columns_run(Columns *self, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *out = Py_BuildValue("(nnnOnOO)", m, c, kv, last, writes_of_last, top,
                                   changed ? Py_True : Py_False);
+    Py_XDECREF(cached_label);
+    Py_XDECREF(cached_id);
     Py_DECREF(last);
     Py_DECREF(top);
     return out;
 error:
+    Py_XDECREF(cached_label);
+    Py_XDECREF(cached_id);
     Py_DECREF(last);
     Py_DECREF(top);
     return NULL;
