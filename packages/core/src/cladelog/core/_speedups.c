@@ -1165,6 +1165,25 @@ flat_loader(PyObject *module, PyObject *args)
  * lists the field indexes in the canonical (sorted) order of their names; `kinds` are the
  * loader's codes plus KIND_JSON_*.
  */
+/* The decimal digits of x (snprintf's "%lld", several times faster); their count. */
+static int
+format_int(char *out, long long x)
+{
+    char tmp[24];
+    unsigned long long u = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    int len = 0;
+    if (x < 0)
+        out[len++] = '-';
+    while (n)
+        out[len++] = tmp[--n];
+    return len;
+}
+
 /* 1: written; 0: not a value this encoder writes (the Python one steps aside); -1: error */
 static int
 out_leaf(Out *o, PyObject *v, int leaf)
@@ -1197,7 +1216,7 @@ out_leaf(Out *o, PyObject *v, int leaf)
                 PyErr_Clear();
                 return 0;
             }
-            int n = snprintf(num, sizeof num, "%lld", x);
+            int n = format_int(num, x);
             return out_put(o, num, n) < 0 ? -1 : 1;
         }
         if (leaf == KIND_INT || !PyFloat_CheckExact(v))
@@ -1209,7 +1228,7 @@ out_leaf(Out *o, PyObject *v, int leaf)
         if (a > (double)MAX_SAFE_INTEGER)  /* integral, beyond 2**53 - 1: the general path */
             return 0;
         if (x == (double)(long long)x) {  /* integral: written as that integer */
-            int n = snprintf(num, sizeof num, "%lld", (long long)x);
+            int n = format_int(num, (long long)x);
             return out_put(o, num, n) < 0 ? -1 : 1;
         }
         if (!(a >= 1e-4 && a < 1e16))
