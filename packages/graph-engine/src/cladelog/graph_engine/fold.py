@@ -271,7 +271,7 @@ class _Fold:
             oid = item["id"]
             obj = objects[oid] if oid in objects else eng._create(oid, item["create"] or "free")
             obj.facts["_rev"] = rev
-            changed = _write_all(eng, obj, oid, item["set"]) or changed
+            changed = _write_all(eng._index, eng._relink, obj, oid, item["set"]) or changed
         if changed:
             eng._dirty = True
         if effects:
@@ -285,15 +285,15 @@ class _Fold:
         through the write path (Q9). The ``_id`` fact is written too, which changes nothing:
         it is the object's own id, set when the object was created."""
         eng = self.engine
-        objects = eng._objects
+        objects, index, relink = eng._objects, eng._index, eng._relink
         changed = False
         for group, kind, flag in _SEED_GROUPS:
             for facts in data[group]:
                 oid = facts["_id"]
                 obj = objects[oid] if oid in objects else eng._create(oid, kind)
                 if flag is not None:
-                    changed = _write_all(eng, obj, oid, ((flag, True),)) or changed
-                changed = _write_all(eng, obj, oid, facts.items()) or changed
+                    changed = _write_all(index, relink, obj, oid, ((flag, True),)) or changed
+                changed = _write_all(index, relink, obj, oid, facts.items()) or changed
         if changed:
             eng._dirty = True
 
@@ -311,8 +311,8 @@ class _Fold:
             raise Unfoldable("an effect points at no write of its mutation")
 
 
-def _write_all(eng: Engine, obj: GraphObject, oid: str, pairs: Iterable[Sequence[Any]]
-               ) -> bool:
+def _write_all(index: dict[str, dict[str, None]], relink: Any, obj: GraphObject, oid: str,
+               pairs: Iterable[Sequence[Any]]) -> bool:
     """Writes to one object, as ``Engine._write`` does them on replay; whether any changed
     a fact.
 
@@ -321,7 +321,6 @@ def _write_all(eng: Engine, obj: GraphObject, oid: str, pairs: Iterable[Sequence
     write.
     """
     facts = obj.facts
-    index = eng._index
     changed = False
     for key, value in pairs:
         old = facts.get(key, UNDEFINED)
@@ -339,20 +338,21 @@ def _write_all(eng: Engine, obj: GraphObject, oid: str, pairs: Iterable[Sequence
             continue  # an identical write is a no-op (SPEC §0-16)
         facts[key] = new
         changed = True
-        if obj.kind == "segment" and key in _LINK_KEYS:
-            eng._relink(obj, key, old, new)
+        if key in _LINK_KEYS and obj.kind == "segment":
+            relink(obj, key, old, new)
     return changed
 
 
 def apply_run_py(context: tuple[Any, ...], columns: tuple[list[Any], ...], order: str,
                  lo: int, hi: int, state: tuple[Any, ...]) -> tuple[Any, ...]:
     """Apply the columnar records ``order[lo:hi]`` (letters ``m`` and ``c`` only) of a
-    packed event's columns; the reference for the compiled ``_speedups.apply_run``.
+    packed event's columns; the reference for the compiled ``_speedups.Columns.run``.
 
     ``context`` is ``(objects, index, concepts, create, relink, js_same, undefined)``: the
     engine's objects and key index, the tree's concepts by id, a callable creating a free
     object, ``Engine._relink``, the equality of identical writes and the ``undefined``
-    value. ``columns`` is ``(rev, id, n, k, v, cast, write)``. ``state`` is ``(m, c, kv,
+    value (the last two are what ``_write_all`` uses too; the compiled step takes them
+    from here). ``columns`` is ``(rev, id, n, k, v, cast, write)``. ``state`` is ``(m, c, kv,
     last, writes_of_last, revision, changed)``: the next mutation, cast and write of the
     columns, the object of the mutation whose casts may follow (or None) and its number of
     writes, the engine's revision and whether a fact changed; the state after the run is
@@ -361,7 +361,7 @@ def apply_run_py(context: tuple[Any, ...], columns: tuple[list[Any], ...], order
 
     The compiled ``Columns.run`` does the same on columns it parsed from their text.
     """
-    objects, index, concepts, create, relink, same, undefined = context
+    objects, index, concepts, create, relink = context[:5]
     revs, ids, ns, keys, values, casts, writes = columns
     m, c, kv, last, writes_of_last, top, changed = state
     for letter in order[lo:hi]:
@@ -374,29 +374,9 @@ def apply_run_py(context: tuple[Any, ...], columns: tuple[list[Any], ...], order
             writes_of_last = n
             if type(n) is not int or n < 0 or kv + n > len(keys):
                 raise ValueError("columns: a mutation with more writes than the columns hold")
-            facts = last.facts
-            facts["_rev"] = rev
-            for i in range(kv, kv + n):
-                key, value = keys[i], values[i]
-                if type(key) is not str:
-                    raise TypeError("columns: a key that is not a string")
-                old = facts.get(key, undefined)
-                if type(value) is dict and "__push" in value:
-                    new = (list(old) if type(old) is list else []) + [value["__push"]]
-                else:
-                    new = value
-                if old is undefined:
-                    key = _intern(key)  # one string per key for all objects
-                    bucket = index.get(key)
-                    if bucket is None:
-                        bucket = index[key] = {}
-                    bucket[oid] = None
-                elif old is new or same(old, new):
-                    continue  # an identical write is a no-op (SPEC §0-16)
-                facts[key] = new
+            last.facts["_rev"] = rev
+            if _write_all(index, relink, last, oid, zip(keys[kv:kv + n], values[kv:kv + n])):
                 changed = True
-                if key in _LINK_KEYS and last.kind == "segment":
-                    relink(last, key, old, new)
             kv += n
         elif letter == "c":
             write = writes[c]
