@@ -275,25 +275,25 @@ def _capped_last(env: Any) -> None:
     assert session.settle().capped
 
 
-def _rollback_flush(env: Any) -> None:
-    """A rollback appended with no settle after it (``rollback_to()`` then ``flush()``)."""
+def _rolled_back(env: Any) -> Any:
+    """A session settled twice, then rolled back to its first settle (not yet flushed)."""
     session, _ = chain_session(env)
     session.settle()
     r1 = session.engine.revision
     session.engine.mutate({"$$_id": "o3", "x": 3})
     session.settle()
     session.engine.rollback_to(r1)
-    session.flush()
+    return session
+
+
+def _rollback_flush(env: Any) -> None:
+    """A rollback appended with no settle after it (``rollback_to()`` then ``flush()``)."""
+    _rolled_back(env).flush()
 
 
 def _rollback_settle(env: Any) -> None:
     """A rollback, then a settle, then host operations flushed unsettled."""
-    session, _ = chain_session(env)
-    session.settle()
-    r1 = session.engine.revision
-    session.engine.mutate({"$$_id": "o3", "x": 3})
-    session.settle()
-    session.engine.rollback_to(r1)
+    session = _rolled_back(env)
     session.settle()
     session.engine.mutate({"$$_id": "o4", "x": 4})
     session.flush()
