@@ -39,14 +39,14 @@ GENESIS = Head(0, GENESIS_HASH)
 
 
 def run(kind: str, rows: list[Any], start: Head = GENESIS,
-        decoders: Any = None) -> tuple[str, Any]:
+        decoders: Any = None, raw_decoders: Any = None) -> tuple[str, Any]:
     """Read ``rows`` with the compiled loop (``"c"``) or the Python loop (``"py"``): the
     events as plain tuples, or the error with the events read before it."""
     saved = _accel._SPEEDUPS
     _accel._SPEEDUPS = _speedups if kind == "c" else None
     out: list[RecordedEvent] = []
     try:
-        for event in verified_events(iter(rows), start, decoders):
+        for event in verified_events(iter(rows), start, decoders, raw_decoders):
             out.append(event)
     except CladelogError as exc:
         return "error", (type(exc).__name__, str(exc), [tuple(e) for e in out])
@@ -74,6 +74,13 @@ def _rows(n: int, *, meta: dict[str, Any] | None = None, streams: int = 1) -> li
 
 def _load(d: Any) -> Any:
     return Reading(**d)
+
+
+def _load_raw(stored: bytes) -> Any:
+    """A decoder of the stored bytes: the sensor and the bytes, so that a test sees both."""
+    import json
+
+    return ("raw", json.loads(stored)["sensor"], stored)
 
 
 def test_the_compiled_loop_is_the_one_used() -> None:
@@ -121,22 +128,24 @@ HOSTILE = st.one_of(
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(at=st.integers(0, 11), column=st.integers(0, 8), value=HOSTILE,
-       shape=st.sampled_from(["tuple", "list", "short", "long"]), decode=st.booleans())
+       shape=st.sampled_from(["tuple", "list", "short", "long"]),
+       decode=st.sampled_from(["none", "parsed", "raw"]))
 def test_hostile_rows_give_the_same_outcome(at: int, column: int, value: Any,
-                                            shape: str, decode: bool) -> None:
+                                            shape: str, decode: str) -> None:
     rows: list[Any] = _rows(12)
     row = list(rows[at])
     row[column] = value
     rows[at] = {"tuple": tuple(row), "list": row, "short": tuple(row[:8]),
                 "long": (*row, None)}[shape]
-    decoders = {"t.reading": (1, _load)} if decode else None
+    how = {"decoders": {"t.reading": (1, _load)}} if decode == "parsed" else (
+        {"raw_decoders": {"t.reading": (1, _load_raw)}} if decode == "raw" else {})
     try:
-        expected = run("py", rows, decoders=decoders)
+        expected = run("py", rows, **how)
     except (TypeError, ValueError, AttributeError) as exc:  # what Python does, the C loop does
         with pytest.raises(type(exc)):
-            run("c", rows, decoders=decoders)
+            run("c", rows, **how)
         return
-    assert run("c", rows, decoders=decoders) == expected
+    assert run("c", rows, **how) == expected
 
 
 def test_a_decoder_refusal_is_worded_by_python() -> None:
@@ -151,6 +160,48 @@ def test_a_decoder_refusal_is_worded_by_python() -> None:
     got = run("c", rows, decoders={"t.reading": (1, refuse)})
     assert got == run("py", rows, decoders={"t.reading": (1, refuse)})
     assert got[0] == "error" and "position 8" in got[1][1] and len(got[1][2]) == 7
+
+
+def test_raw_decoders_get_the_stored_bytes_in_both_loops() -> None:
+    rows = _rows(30, streams=3)
+    raw = {"t.reading": (1, _load_raw)}
+    got = run("c", rows, raw_decoders=raw)
+    assert got == run("py", rows, raw_decoders=raw)
+    assert got[0] == "ok"
+    for row, event in zip(rows, got[1]):
+        if row[3] == "t.reading":  # the decoder's result, from the row's own bytes
+            assert event[5] == ("raw", f"x{row[0] - 1}", row[6])
+        else:
+            assert isinstance(event[5], dict)
+    # the compiled loop handles them itself: one call per event, never a dict, and no
+    # hand-over to the Python loop (which would call the decoder a second time)
+    calls: list[Any] = []
+    counted = {"t.reading": (1, lambda stored: calls.append(type(stored)) or stored)}
+    assert run("c", rows, raw_decoders=counted)[0] == "ok"
+    assert calls == [bytes] * sum(row[3] == "t.reading" for row in rows)
+    with pytest.raises(ValueError, match="both name"):
+        verified_events(iter(rows), GENESIS, {"t.reading": (1, _load)}, raw)
+
+
+@pytest.mark.parametrize("kind", ["c", "py"])
+def test_a_raw_decoder_refusal_names_the_position(kind: str) -> None:
+    from cladelog.core.errors import InputError
+
+    def refuse(stored: bytes) -> Any:
+        if b'"seq":7' in stored:
+            raise InputError("seq: seven")
+        if b'"seq":8' in stored:
+            raise ValueError("not what a packed event holds")
+        return stored
+
+    rows = _rows(12)
+    got = run(kind, rows, raw_decoders={"t.reading": (1, refuse)})
+    assert got[0] == "error" and got[1][0] == "InputError" and len(got[1][2]) == 7
+    assert got[1][1].startswith("event at position 8 (t.reading): seq: seven")
+    got = run(kind, rows[8:], Head(rows[7][0], rows[7][8]),
+              raw_decoders={"t.reading": (1, refuse)})
+    assert got[0] == "error" and got[1][0] == "ChainError" and got[1][2] == []
+    assert "position 9" in got[1][1] and "not valid JSON" in got[1][1]
 
 
 def test_an_error_of_the_row_source_propagates() -> None:

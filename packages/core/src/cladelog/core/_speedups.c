@@ -25,7 +25,7 @@ static sha256_fn openssl_sha256;
 typedef struct {
     PyObject_HEAD
     PyObject *rows;        /* iterator of 9-tuples */
-    PyObject *shapes;      /* dict (stream, type, schema_version) -> (prefix, suffix, decode) */
+    PyObject *shapes;      /* dict (stream, type, schema_version) -> (prefix, suffix, decode, raw) */
     PyObject *shape_cb;    /* (stream, type, schema_version, pos) -> that tuple, cached in shapes */
     PyObject *meta_cb;     /* (meta_bytes) -> (meta dict, cacheable bool) */
     PyObject *scan;        /* json scanner: (text, 0) -> (value, end) */
@@ -37,7 +37,7 @@ typedef struct {
     unsigned char prev_raw[32];
     /* per-run caches */
     PyObject *last_key_stream, *last_key_type, *last_key_version;
-    PyObject *last_shape;  /* (prefix, suffix, decode) */
+    PyObject *last_shape;  /* (prefix, suffix, decode, raw) */
     PyObject *last_time, *time_q;
     PyObject *last_meta_b, *last_meta;
 } VerifyIter;
@@ -266,9 +266,10 @@ verify_next(VerifyIter *self)
         Py_DECREF(key);
         if (shape == NULL)
             return hand_over(self, row);
-        if (!PyTuple_CheckExact(shape) || PyTuple_GET_SIZE(shape) != 3
+        if (!PyTuple_CheckExact(shape) || PyTuple_GET_SIZE(shape) != 4
             || !PyBytes_CheckExact(PyTuple_GET_ITEM(shape, 0))
-            || !PyBytes_CheckExact(PyTuple_GET_ITEM(shape, 1))) {
+            || !PyBytes_CheckExact(PyTuple_GET_ITEM(shape, 1))
+            || !PyBool_Check(PyTuple_GET_ITEM(shape, 3))) {
             Py_DECREF(shape);
             return hand_over(self, row);
         }
@@ -298,6 +299,7 @@ verify_next(VerifyIter *self)
     PyObject *prefix = PyTuple_GET_ITEM(self->last_shape, 0);
     PyObject *suffix = PyTuple_GET_ITEM(self->last_shape, 1);
     PyObject *decode = PyTuple_GET_ITEM(self->last_shape, 2);
+    int raw_decode = PyTuple_GET_ITEM(self->last_shape, 3) == Py_True && decode != Py_None;
     char posd[24], svd[24];
     unsigned char raw[32];
     int posn = snprintf(posd, sizeof posd, "%lld", pos);
@@ -348,25 +350,33 @@ verify_next(VerifyIter *self)
     if (body == NULL)
         return hand_over(self, row);
 
-    /* data: the scanner behind json.loads, on the whole text */
     PyObject *data = NULL, *meta = NULL;
-    PyObject *text = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(data_b), dn, NULL);
-    if (text == NULL)
-        goto fail;
-    PyObject *zero = PyLong_FromLong(0);
-    PyObject *scanned = zero ? PyObject_CallFunctionObjArgs(self->scan, text, zero, NULL) : NULL;
-    Py_XDECREF(zero);
-    if (scanned == NULL || !PyTuple_CheckExact(scanned) || PyTuple_GET_SIZE(scanned) != 2
-        || !PyLong_CheckExact(PyTuple_GET_ITEM(scanned, 1))
-        || PyLong_AsSsize_t(PyTuple_GET_ITEM(scanned, 1)) != PyUnicode_GET_LENGTH(text)) {
-        Py_XDECREF(scanned);
+    if (raw_decode) {
+        /* a decoder of the stored bytes: they are not parsed here */
+        data = PyObject_CallOneArg(decode, data_b);
+        if (data == NULL)
+            goto fail;
+    } else {
+        /* data: the scanner behind json.loads, on the whole text */
+        PyObject *text = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(data_b), dn, NULL);
+        if (text == NULL)
+            goto fail;
+        PyObject *zero = PyLong_FromLong(0);
+        PyObject *scanned = zero ? PyObject_CallFunctionObjArgs(self->scan, text, zero, NULL)
+                                 : NULL;
+        Py_XDECREF(zero);
+        if (scanned == NULL || !PyTuple_CheckExact(scanned) || PyTuple_GET_SIZE(scanned) != 2
+            || !PyLong_CheckExact(PyTuple_GET_ITEM(scanned, 1))
+            || PyLong_AsSsize_t(PyTuple_GET_ITEM(scanned, 1)) != PyUnicode_GET_LENGTH(text)) {
+            Py_XDECREF(scanned);
+            Py_DECREF(text);
+            goto fail;
+        }
         Py_DECREF(text);
-        goto fail;
+        data = PyTuple_GET_ITEM(scanned, 0);
+        Py_INCREF(data);
+        Py_DECREF(scanned);
     }
-    Py_DECREF(text);
-    data = PyTuple_GET_ITEM(scanned, 0);
-    Py_INCREF(data);
-    Py_DECREF(scanned);
 
     /* meta: mostly the same bytes as the last event's; flat ones are cached and copied */
     if (self->last_meta_b != NULL && PyBytes_GET_SIZE(meta_b) == PyBytes_GET_SIZE(self->last_meta_b)
@@ -398,7 +408,7 @@ verify_next(VerifyIter *self)
         if (meta == NULL)
             goto fail;
     }
-    if (decode != Py_None) {
+    if (decode != Py_None && !raw_decode) {
         PyObject *decoded = PyObject_CallOneArg(decode, data);
         if (decoded == NULL)
             goto fail;

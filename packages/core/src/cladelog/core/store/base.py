@@ -354,10 +354,16 @@ REPLAY_COLUMNS = ("position, stream, stream_version, type, schema_version, recor
                   "meta, hash")
 
 
+#: What a read knows per (stream, type, schema version): the body's bytes around
+#: ``stream_version``, the decoder (or None) and whether it takes the stored bytes.
+Shape = tuple[bytes, bytes, "Callable[[Any], Any] | None", bool]
+
+
 def verified_events(
     rows: Iterable[ReplayRow],
     start: Head,
     decoders: Mapping[str, tuple[int, Callable[[Any], Any]]] | None = None,
+    raw_decoders: Mapping[str, tuple[int, Callable[[bytes], Any]]] | None = None,
 ) -> Iterator[RecordedEvent]:
     """Turn stored rows into events, checking each against the chain (the replay hot path).
 
@@ -373,13 +379,19 @@ def verified_events(
     loader, say) and the event carries what it returns. An :class:`InputError` it
     raises is re-raised naming the position.
 
+    ``raw_decoders`` is the same for decoders that take the stored ``data`` bytes
+    themselves (canonical JSON, UTF-8), which the read then does not parse: for a reader
+    that needs a part of a large payload. Such a decoder vouches for what it returns;
+    a ``ValueError`` it raises is reported as data that is not valid JSON. The hash is
+    checked over the stored bytes either way. A type may not have both kinds of decoder.
+
     When the optional compiled loop (``cladelog.core._speedups``) is available it
     takes the rows it can vouch for and hands the first row it doubts (and the
     rest) to the Python loop below, which decides and words any error: the two
     give the same events and the same errors.
     """
     rows = iter(rows)
-    caches = _ReadCaches(decoders or {})
+    caches = _ReadCaches(decoders or {}, raw_decoders or {})
     speedups = _accel.speedups()
     if speedups is None:
         return _verified_events_py(rows, start, caches)
@@ -405,23 +417,30 @@ class _ReadCaches:
 
     __slots__ = ("decoders", "metas", "shapes")
 
-    def __init__(self, decoders: Mapping[str, tuple[int, Callable[[Any], Any]]]) -> None:
-        self.decoders = decoders
-        self.shapes: dict[tuple[str, str, int], tuple[bytes, bytes, Any]] = {}
+    def __init__(self, decoders: Mapping[str, tuple[int, Callable[[Any], Any]]],
+                 raw_decoders: Mapping[str, tuple[int, Callable[[bytes], Any]]]) -> None:
+        both = decoders.keys() & raw_decoders.keys()
+        if both:
+            raise ValueError(f"decoders and raw_decoders both name {sorted(both)}")
+        self.decoders: dict[str, tuple[int, Callable[[Any], Any], bool]] = {
+            **{t: (v, f, False) for t, (v, f) in decoders.items()},
+            **{t: (v, f, True) for t, (v, f) in raw_decoders.items()}}
+        self.shapes: dict[tuple[str, str, int], Shape] = {}
         self.metas: dict[bytes, dict[str, Any]] = {}
 
-    def shape(self, stream: str, type_: str, schema_version: int,
-              pos: int) -> tuple[bytes, bytes, Any]:
-        """The body's bytes around ``stream_version`` and the decoder, cached per key."""
+    def shape(self, stream: str, type_: str, schema_version: int, pos: int) -> Shape:
+        """The body's bytes around ``stream_version``, the decoder and whether it takes the
+        stored bytes, cached per key."""
         if len(self.shapes) >= 4096:  # a log of many streams: keep the cache small
             self.shapes.clear()
         try:
             prefix, suffix = _shape(stream, type_, schema_version)
         except CanonicalError as exc:
             raise ChainError(pos, f"a stored column is not valid ({exc})") from None
-        version, decode = self.decoders.get(type_, (None, None))
-        known = self.shapes[(stream, type_, schema_version)] = (
-            prefix, suffix, decode if version == schema_version else None)
+        version, decode, raw = self.decoders.get(type_, (None, None, False))
+        if version != schema_version:
+            decode, raw = None, False
+        known = self.shapes[(stream, type_, schema_version)] = (prefix, suffix, decode, raw)
         return known
 
     @staticmethod
@@ -459,7 +478,7 @@ def _verified_events_py(rows: Iterable[ReplayRow], start: Head,
     last_time: object = _UNSET  # not None: a stored NULL must not pass for "same as last"
     time_q = b""
     last_key: tuple[Any, ...] = (_UNSET, _UNSET, _UNSET)
-    shape: tuple[bytes, bytes, Any] = (b"", b"", None)
+    shape: Shape = (b"", b"", None, False)
     last_meta_b: bytes | None = None
     last_meta: dict[str, Any] = {}
     new_event = tuple.__new__  # RecordedEvent's own __new__ is a Python function
@@ -491,12 +510,16 @@ def _verified_events_py(rows: Iterable[ReplayRow], start: Head,
         if digest.hex() != hash_:
             raise ChainError(pos, "hash does not match the stored event")
         try:
-            # the scanner behind json.loads, minus its whitespace handling and bytes
-            # sniffing (canonical bytes have neither): about twice as fast
-            text = data_b.decode("utf-8")
-            data, end = scan(text, 0)
-            if end != len(text):
-                raise ValueError("data")
+            decode = shape[2]
+            if decode is not None and shape[3]:  # a decoder of the stored bytes: it
+                data = decode(data_b)  # parses what it needs
+            else:
+                # the scanner behind json.loads, minus its whitespace handling and bytes
+                # sniffing (canonical bytes have neither): about twice as fast
+                text = data_b.decode("utf-8")
+                data, end = scan(text, 0)
+                if end != len(text):
+                    raise ValueError("data")
             if meta_b == last_meta_b:
                 meta = last_meta.copy()
             else:
@@ -504,9 +527,11 @@ def _verified_events_py(rows: Iterable[ReplayRow], start: Head,
                 if cached:  # a cached (flat) meta: hand out copies
                     last_meta_b, last_meta = meta_b, meta
                     meta = meta.copy()
+        except InputError as exc:  # a decoder of the stored bytes refused them
+            raise InputError(f"event at position {pos} ({type_}): {exc}") from None
         except (ValueError, StopIteration):
             raise ChainError(pos, "stored data or meta is not valid JSON") from None
-        if shape[2] is not None:
+        if shape[2] is not None and not shape[3]:
             try:
                 data = shape[2](data)
             except InputError as exc:
@@ -702,11 +727,12 @@ class EventStore(abc.ABC):
         stop: int | None = None,
         *,
         decoders: Mapping[str, tuple[int, Callable[[Any], Any]]] | None = None,
+        raw_decoders: Mapping[str, tuple[int, Callable[[bytes], Any]]] | None = None,
     ) -> Iterator[RecordedEvent]:
         """Events after ``start``, each checked against the chain as it is read (and its
         ``data`` decoded as :func:`verified_events` describes)."""
         with self._select(REPLAY_COLUMNS, start.position + 1, stop) as rows:
-            yield from verified_events(rows, start, decoders)
+            yield from verified_events(rows, start, decoders, raw_decoders)
 
     @abc.abstractmethod
     def head(self) -> Head:

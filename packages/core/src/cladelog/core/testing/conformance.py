@@ -202,6 +202,38 @@ class StoreConformance:
         rest = sum(1 for _ in it)
         assert rest in (4999, 5000)
 
+    def test_a_chain_checked_read_hands_raw_decoders_the_stored_bytes(
+        self, store_harness: StoreHarness, store: EventStore
+    ) -> None:
+        """A raw decoder gets each event's data as stored (its canonical bytes, unparsed),
+        the event carries what it returns, and the hash is still checked over those bytes."""
+        from ..canonical import canonical_bytes
+
+        store.append(prepared("a", 3) + prepared("b", 2, type="test.other"), clock=clock)
+        seen: list[bytes] = []
+
+        def take(stored: bytes) -> Any:
+            seen.append(stored)
+            return ("raw", len(stored))
+
+        events = list(store.read_verified(Head(0, GENESIS_HASH),
+                                          raw_decoders={"test.other": (1, take)}))
+        plain = list(store.read())
+        assert seen == [canonical_bytes(e.data) for e in plain[3:]]
+        assert [e.data for e in events] == [e.data for e in plain[:3]] + [
+            ("raw", len(b)) for b in seen]
+        # a decoder of another schema version is not called
+        seen.clear()
+        assert [e.data for e in store.read_verified(
+            Head(0, GENESIS_HASH), raw_decoders={"test.other": (2, take)})] == [
+            e.data for e in plain]
+        assert seen == []
+        store_harness.tamper(store, 4, "data_byte", None)
+        with pytest.raises(ChainError) as caught:
+            list(store.read_verified(Head(0, GENESIS_HASH),
+                                     raw_decoders={"test.other": (1, take)}))
+        assert caught.value.position == 4
+
     # -- verification ----------------------------------------------------------------------
     @pytest.mark.parametrize("column,value", [
         ("data_byte", None), ("meta_byte", None), ("hash", "f" * 64), ("prev_hash", "e" * 64),
