@@ -20,6 +20,7 @@ from cladelog.graph_engine import (
     SessionError,
     replay_session,
     session_records,
+    sessions,
 )
 from cladelog.graph_engine.engine import _gc_paused
 from cladelog.graph_engine.events import (
@@ -209,10 +210,25 @@ def test_session_replay_from_the_first_event(cladelog_env: Any,
     dep = cladelog_env.deployment
     s, calls = record_session(dep, "s", 7)
     before = dict(calls.count)
+    decoded: list[Any] = []
+    original = sessions.packed_replay_data
+
+    def decode(stored: bytes) -> Any:  # what the read hands the fold for a packed event
+        decoded.append(original(stored))
+        return decoded[-1]
+
     with monkeypatch.context() as m:  # the fold replays it all: no fallback
         m.setattr(Engine, "_replay", None)
+        m.setattr(sessions, "packed_replay_data", decode)
         replayed = replay_session(dep, "s", from_checkpoint=False)
     assert calls.count == before
+    # every packed event the read passes (from the session's first event to its last,
+    # another session's too) is read without its audit
+    ours = [e.position for e in dep.store.read(stream="graph.s")]
+    packed = [e for e in dep.store.read(ours[0], ours[-1])
+              if e.type == "graph_engine.records_packed"]
+    assert packed and decoded == [{k: v for k, v in e.data.items() if k != "audit"}
+                                  for e in packed]
     assert state(replayed) == state(s.engine)
     assert state(general(session_records(dep, "s"))) == state(s.engine)
     other = replay_session(dep, "s-other", from_checkpoint=False)

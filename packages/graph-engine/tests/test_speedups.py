@@ -34,8 +34,16 @@ except ImportError:
         raise
     pytest.skip("the compiled module is not built here", allow_module_level=True)
 
+from cladelog.core.canonical import canonical_bytes
+from cladelog.graph_engine import fold
 from cladelog.graph_engine.events import pack_records, packed_columns
-from cladelog.graph_engine.fold import _SCAN, Unfoldable, fold_records, packed_chunk
+from cladelog.graph_engine.fold import (
+    _SCAN,
+    Unfoldable,
+    fold_records,
+    packed_chunk,
+    packed_replay_data,
+)
 from ge_random import random_session, state
 from test_fold import chunked
 
@@ -224,13 +232,137 @@ def test_a_cast_of_no_mutation_is_unfoldable_either_way() -> None:
     assert type(packed_chunk(data)) is Columns
 
 
+# -- a packed event's stored bytes (packed_split) ------------------------------------------
+
+def full_parse(stored: Any) -> Any:
+    """The reference of ``packed_replay_data``: all the bytes parsed as core's read parses
+    data (UTF-8, one JSON value and nothing after it), less the audit; None when refused."""
+    try:
+        text = bytes(stored).decode("utf-8")
+        value, end = _SCAN(text, 0)
+    except (ValueError, StopIteration):
+        return None
+    if end != len(text):
+        return None
+    if type(value) is dict:
+        value.pop("audit", None)
+    return value
+
+
+def decode_both(stored: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``packed_replay_data`` with and without the compiled split, which must agree with
+    each other and with :func:`full_parse` (None: refused with ValueError)."""
+    def run() -> Any:
+        try:
+            return typed(packed_replay_data(stored))
+        except ValueError:
+            return None
+
+    compiled = run()
+    with monkeypatch.context() as m:
+        m.setattr(fold, "_split", None)
+        python = run()
+    expected = full_parse(stored)
+    assert compiled == python == (None if expected is None else typed(expected))
+    return compiled
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_stored_packs_are_split_without_their_audit(seed: int,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    for data in packs(seed):
+        stored = canonical_bytes(data)
+        found = _speedups.packed_split(stored)
+        assert found is not None, "the packer's bytes are always split by the compiled module"
+        assert found[0] == data["columns"] and stored[found[1]:].startswith(b',"count":')
+        decode_both(stored, monkeypatch)
+        assert packed_replay_data(stored) == {k: v for k, v in data.items() if k != "audit"}
+
+
+_strings = st.text(max_size=8) | st.sampled_from(
+    ['{"a":[1]}', '\\"', "\\", '"', "\n", "\u0041", "é", "\u2028", "😀", "\\x", ""])
+
+
+@st.composite
+def stored_packs(draw: Any) -> bytes:
+    """Data of roughly a packed event's shape, encoded canonically or not."""
+    data: dict[str, Any] = {"audit": draw(_strings | _scalars),
+                            "columns": draw(_strings | _scalars),
+                            "count": draw(st.integers(0, 3) | _scalars)}
+    for key in draw(st.lists(st.sampled_from(["errors", "settled", "status", "audit",
+                                              "columns", "zz", "a"]), max_size=3)):
+        data[key] = draw(_values)
+    items = list(data.items())
+    if draw(st.booleans()):
+        draw(st.randoms()).shuffle(items)
+    how = draw(st.sampled_from(["canonical", "ascii", "spaced"]))
+    if how == "canonical":
+        try:
+            return canonical_bytes(dict(items))
+        except Exception:  # NaN and the like: not storable, so no such stored bytes
+            return b"{}"
+    sep = (",", ":") if how == "ascii" else (", ", ": ")
+    text = json.dumps(dict(items), ensure_ascii=how == "ascii", separators=sep)
+    return text.encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stored_packs())
+def test_any_stored_bytes_decode_the_same_with_or_without_the_split(stored: bytes) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        decode_both(stored, monkeypatch)
+
+
+def test_damaged_stored_packs_never_crash_and_never_disagree(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    stored = canonical_bytes(packs(5)[0])
+    rng = random.Random(5)
+    for cut in range(0, len(stored), max(1, len(stored) // 300)):
+        decode_both(stored[:cut], monkeypatch)
+    pieces = [b'"', b"\\\\", b",", b"}", b"\\u00e9", b"\\u", b"\\q", b"\\/", b"\\t",
+              b"\\ud800", b"\\udc00", b"\xc3\xa9", b"\xc3", b"\xed\xa0\x80",
+              b"\xf4\x90\x80\x80", b"\xe0\x80\x80", b"\x01", b"\x7f", b" ", b"\xff"]
+    for _ in range(400):
+        i = rng.randrange(len(stored))
+        decode_both(stored[:i] + rng.choice(pieces) + stored[i + 1:], monkeypatch)
+
+
+@pytest.mark.parametrize("stored", [
+    b'{"audit":"","columns":"","count":0}',
+    b'{"audit":"\\\\\\"","columns":"a\\"b\\\\c\\/d\\n\\t\\b\\f\\r","count":0}',
+    b'{"audit":"\\u0041\\ud800\xc3\xa9\\/","columns":"\xf0\x9f\x98\x80\xc3\xa9","count":1}',
+])
+def test_packed_split_reads_the_columns_of_such_bytes(stored: bytes) -> None:
+    text, end = _speedups.packed_split(stored)
+    assert text == json.loads(stored)["columns"]
+    assert stored[end:] == stored[stored.rindex(b',"count"'):]
+
+
+@pytest.mark.parametrize("stored", [
+    b'{"audit":"a","columns":"\\u0041","count":0}',  # a \u escape in the columns
+    b'{"columns":"a","count":0}', b'{"audit":1,"columns":"a","count":0}',
+    b'{"audit":"a", "columns":"a","count":0}', b'{"audit":"a","columns":"a"}',
+    b'{"audit":"a\x01","columns":"a","count":0}', b'{"audit":"\\x","columns":"a","count":0}',
+    b'{"audit":"\xed\xa0\x80","columns":"a","count":0}', b'{"audit":"a","columns":"a',
+    b"", b'{"audit":"', b'{"audit":"\\u12","columns":"a","count":0}',
+    b'{"audit":"\xe0\x80\x80","columns":"a","count":0}', b'{"audit":"\xc3","columns":"a"}',
+])
+def test_packed_split_leaves_other_bytes_to_the_full_parse(stored: bytes) -> None:
+    assert _speedups.packed_split(stored) is None
+    with pytest.raises(TypeError):
+        _speedups.packed_split(stored.decode("utf-8", "replace"))
+
+
 def test_parsing_and_folding_leave_no_memory_behind() -> None:
     data = packs(7)
     chunks = [packed_chunk(d) for d in data]
     assert all(type(c) is Columns for c in chunks)
 
+    stored = [canonical_bytes(d) for d in data]
+
     def once() -> None:
-        fold_records([packed_chunk(d) for d in data])
+        fold_records([packed_chunk(packed_replay_data(b)) for b in stored])
+        _speedups.packed_split(stored[0][:-40])  # refused: frees what it built
         with contextlib.suppress(ValueError):  # a refused text frees what it parsed
             Columns(data[0]["columns"][:-9], data[0]["count"], _SCAN)
 

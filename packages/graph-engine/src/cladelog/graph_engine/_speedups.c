@@ -867,7 +867,136 @@ static PyTypeObject ColumnsType = {
     .tp_getset = columns_getset,
 };
 
+/* ------------------------------------------------------- a packed event's stored bytes */
+
+/* The length of the UTF-8 sequence at s (n bytes left) as Python's strict decoder accepts
+ * it (no overlong form, no surrogate, nothing past U+10FFFF), or -1. */
+static Py_ssize_t
+utf8_length(const unsigned char *s, Py_ssize_t n)
+{
+    unsigned char c = s[0];
+    Py_ssize_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                     : c >= 0xF0 && c <= 0xF4 ? 4 : -1;
+    if (len < 0 || n < len)
+        return -1;
+    for (Py_ssize_t k = 1; k < len; k++)
+        if ((s[k] & 0xC0) != 0x80)
+            return -1;
+    if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0)
+        || (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))
+        return -1;
+    return len;
+}
+
+static int
+hex_digit(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* bytes a string scan stops at: the quote, the backslash, controls and non-ASCII */
+static unsigned char string_stop[256];
+
+/* The index after the JSON string that starts at s[i], or -1 when it is not one that
+ * json.loads of the UTF-8 bytes would accept. Nothing is built. */
+static Py_ssize_t
+skip_string(const unsigned char *s, Py_ssize_t i, Py_ssize_t n)
+{
+    if (i >= n || s[i] != '"')
+        return -1;
+    i++;
+    for (;;) {
+        while (i < n && !string_stop[s[i]])
+            i++;
+        if (i >= n)
+            return -1;
+        unsigned char ch = s[i];
+        if (ch == '"')
+            return i + 1;
+        if (ch == '\\') {
+            if (i + 1 >= n)
+                return -1;
+            unsigned char e = s[i + 1];
+            if (e == 'u') {
+                if (n - i < 6 || !hex_digit(s[i + 2]) || !hex_digit(s[i + 3])
+                    || !hex_digit(s[i + 4]) || !hex_digit(s[i + 5]))
+                    return -1;
+                i += 6;
+            } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n'
+                       || e == 'r' || e == 't') {
+                i += 2;
+            } else {
+                return -1;
+            }
+        } else if (ch < 0x20) {
+            return -1;
+        } else {
+            Py_ssize_t len = utf8_length(s + i, n - i);
+            if (len < 0)
+                return -1;
+            i += len;
+        }
+    }
+}
+
+/* packed_split(stored) -> (columns, end) or None.
+ *
+ * A records_packed event's data as stored is canonical JSON, its keys sorted:
+ * {"audit":"...","columns":"...","count":...}. This finds the columns text (the second
+ * string, unescaped) without building the audit, which a replay does not read, and
+ * returns it with the index of the comma that follows it; the caller parses the rest.
+ * None: the bytes are not laid out so (or the columns hold a \u escape); the caller then
+ * parses all of them, which decides. The audit is checked to be a well-formed string. */
+static PyObject *
+packed_split(PyObject *module, PyObject *arg)
+{
+    static const char head[] = "{\"audit\":", mid[] = ",\"columns\":";
+    const Py_ssize_t head_n = sizeof head - 1, mid_n = sizeof mid - 1;
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "packed_split: bytes expected");
+        return NULL;
+    }
+    const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(arg);
+    Py_ssize_t n = PyBytes_GET_SIZE(arg);
+    if (n < head_n || memcmp(s, head, head_n) != 0)
+        Py_RETURN_NONE;
+    Py_ssize_t a = skip_string(s, head_n, n);
+    if (a < 0 || n - a < mid_n || memcmp(s + a, mid, mid_n) != 0)
+        Py_RETURN_NONE;
+    a += mid_n;
+    Py_ssize_t b = skip_string(s, a, n);
+    if (b < 0 || b >= n || s[b] != ',')
+        Py_RETURN_NONE;
+    /* the columns' text, unescaped: never longer than its escaped form */
+    char *buf = PyMem_Malloc((size_t)(b - a));
+    if (buf == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t m = 0;
+    for (Py_ssize_t j = a + 1; j < b - 1; j++) {
+        unsigned char ch = s[j];
+        if (ch != '\\') {
+            buf[m++] = (char)ch;
+            continue;
+        }
+        unsigned char e = s[++j];  /* skip_string vouched for a valid escape */
+        if (e == 'u') {
+            PyMem_Free(buf);
+            Py_RETURN_NONE;
+        }
+        buf[m++] = e == 'b' ? '\b' : e == 'f' ? '\f' : e == 'n' ? '\n' : e == 'r' ? '\r'
+                   : e == 't' ? '\t' : (char)e;
+    }
+    PyObject *text = PyUnicode_DecodeUTF8(buf, m, NULL);  /* skip_string checked the UTF-8 */
+    PyMem_Free(buf);
+    if (text == NULL)
+        return NULL;
+    return Py_BuildValue("(Nn)", text, b);
+}
+
 static PyMethodDef methods[] = {
+    {"packed_split", packed_split, METH_O,
+     "packed_split(stored) -> (columns, end) or None: a packed event's columns text from "
+     "its stored bytes, without building its audit"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -887,6 +1016,8 @@ PyInit__speedups(void)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL)
             return NULL;
+    for (int c = 0; c < 256; c++)
+        string_stop[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80;
     if (PyType_Ready(&ColumnsType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&moduledef);

@@ -51,7 +51,7 @@ from .events import packed_columns
 from .jsvalue import UNDEFINED, js_same
 from .objects import GraphObject
 
-__all__ = ["Unfoldable", "apply_run_py", "fold_records", "packed_chunk"]
+__all__ = ["Unfoldable", "apply_run_py", "fold_records", "packed_chunk", "packed_replay_data"]
 
 _intern: Final = sys.intern
 #: What a malformed record raises while it is applied (ValueError includes the engine's
@@ -108,6 +108,44 @@ def packed_chunk(data: Any) -> Any:
             except ValueError:
                 pass  # left to the Python parser, which checks and words it
     return packed_columns(data)
+
+
+def packed_replay_data(stored: bytes) -> Any:
+    """A packed event's data, less its ``audit``, from the bytes the log stores (a decoder
+    for core's chain-checked read, ``raw_decoders``): a replay reads the columns and never
+    the audit, which is most of a pack's bytes.
+
+    The compiled module finds the columns text in the stored bytes, checking that the audit
+    before it is a well-formed JSON string without building it; then only the small fields
+    after the columns are parsed. Without the module, or for bytes it does not vouch for,
+    all of them are parsed. Either way the bytes are read as core's read parses data (UTF-8,
+    one JSON value, nothing after it), ``ValueError`` when they are not, and both ways give
+    the same object for the same bytes."""
+    if _split is not None and type(stored) is bytes:
+        found = _split(stored)
+        if found is not None:
+            text, end = found
+            rest = _parse(stored[end + 1:], "{")  # the fields after the columns
+            if type(rest) is dict and "audit" not in rest and "columns" not in rest:
+                data = {"columns": text}  # in the stored order, as the full parse gives it
+                data.update(rest)
+                return data
+    data = _parse(stored, "")
+    if type(data) is dict:
+        data.pop("audit", None)
+    return data
+
+
+def _parse(stored: bytes, before: str) -> Any:
+    """``before`` and the UTF-8 ``stored`` as one JSON value, as core's read parses data."""
+    text = before + bytes(stored).decode("utf-8")
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration:
+        raise ValueError("data: not JSON") from None
+    if end != len(text):
+        raise ValueError("data: text after the JSON value")
+    return value
 
 
 class _Fold:
@@ -415,14 +453,16 @@ def _casts_in_place(record: dict[str, Any], effects: list[tuple[str, dict[str, A
     return True
 
 
-def _compiled_columns() -> Any:
+def _compiled(name: str) -> Any:
     from ._accel import speedups
 
     module = speedups()
-    return None if module is None else module.Columns
+    return None if module is None else getattr(module, name)
 
 
-#: The compiled parser of packed columns (None without the compiled module) and the json
-#: scanner it hands every value but the plain ones to (so values are json.loads's).
-_Columns: Final = _compiled_columns()
+#: The compiled parser of packed columns and finder of them in stored bytes (None without
+#: the compiled module), and the json scanner the parser hands every value but the plain
+#: ones to (so values are json.loads's).
+_Columns: Final = _compiled("Columns")
+_split: Final = _compiled("packed_split")
 _SCAN: Final = json.JSONDecoder().scan_once  # type: ignore[attr-defined]

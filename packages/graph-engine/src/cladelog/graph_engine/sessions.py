@@ -26,6 +26,7 @@ from .engine import (
 )
 from .errors import SessionError
 from .events import (
+    PACKED_SCHEMA_VERSION,
     PREFIX,
     RecordPacker,
     event_type_of,
@@ -33,7 +34,7 @@ from .events import (
     session_stream,
     unpack_records,
 )
-from .fold import Unfoldable, fold_records, packed_chunk
+from .fold import Unfoldable, fold_records, packed_chunk, packed_replay_data
 from .scenario import ProviderKind, reload_seed, run_scenario
 from .settings import GraphEngineSettings
 
@@ -370,7 +371,9 @@ def _session_chunks(deployment: Deployment, session_id: str) -> Iterator[Any]:
     upcast = deployment.registry.upcast
     batch: list[tuple[str, Any]] = []  # records of unpacked events, folded together
     seen = 0
-    for e in store.read_verified(Head(before, prev_hash)):
+    # a packed event's audit is not read (most of its bytes): it is not even parsed
+    decode = {_PACKED: (PACKED_SCHEMA_VERSION, packed_replay_data)}
+    for e in store.read_verified(Head(before, prev_hash), raw_decoders=decode):
         if e.stream != stream:
             continue
         if e.type == _PACKED:
