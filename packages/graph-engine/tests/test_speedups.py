@@ -353,6 +353,61 @@ def test_packed_split_leaves_other_bytes_to_the_full_parse(stored: bytes) -> Non
         _speedups.packed_split(stored.decode("utf-8", "replace"))
 
 
+# -- the seed's writes (write_pairs) -------------------------------------------------------
+
+_KEYS = st.sampled_from(["a", "b", "originNode", "targetNode", "_id", "tags", "é"])
+_WRITTEN = st.sampled_from([1, 1.0, True, False, "n0", "n1", "s0", None, [1], {"x": 1},
+                            {"__push": 3}, {"__push": [1]}]) | _scalars
+
+
+def _engine() -> Any:
+    """An empty replaying engine with nodes, a segment and free objects."""
+    f = fold._Fold(None, True)
+    for oid, kind in (("n0", "node"), ("n1", "node"), ("s0", "segment"), ("o0", "free")):
+        f.engine._create(oid, kind)
+    return f
+
+
+def _seen(f: Any) -> Any:
+    eng = f.engine
+    return typed({"facts": {oid: o.facts for oid, o in eng._objects.items()},
+                  "index": {k: list(b) for k, b in eng._index.items()},
+                  "links": {oid: [o.incoming, o.outgoing] for oid, o in eng._objects.items()},
+                  "warnings": eng.warnings})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["n0", "n1", "s0", "o0"]),
+                          st.lists(st.tuples(_KEYS, _WRITTEN), max_size=4),
+                          st.sampled_from(["dict", "tuple", "list"])), max_size=6))
+def test_write_pairs_writes_as_the_python_reference(writes: list[Any]) -> None:
+    compiled, python = _engine(), _engine()
+    for oid, pairs, shape in writes:
+        given_pairs: Any = (dict(pairs) if shape == "dict" else
+                            tuple(pairs) if shape == "tuple" else [list(p) for p in pairs])
+        results = [write(f._context(False), f.engine._objects[oid], oid, given_pairs)
+                   for f, write in ((compiled, _speedups.write_pairs),
+                                    (python, fold.write_pairs_py))]
+        assert results[0] is results[1]
+    assert _seen(compiled) == _seen(python)
+
+
+@pytest.mark.parametrize("pairs, error", [
+    ([("a", 1, 2)], ValueError), ([["a"]], ValueError), ([5], TypeError),
+    ([(1, 2)], TypeError), ({1: 2}, TypeError), (iter([("a", 1)]), TypeError),
+])
+def test_write_pairs_refuses_as_python_does(pairs: Any, error: type) -> None:
+    f = _engine()
+    obj = f.engine._objects["o0"]
+    if not isinstance(pairs, type(iter([]))):  # the reference takes any iterable of pairs
+        with pytest.raises(error):
+            fold.write_pairs_py(f._context(False), obj, "o0", pairs)
+    with pytest.raises(error):
+        _speedups.write_pairs(f._context(False), obj, "o0", pairs)
+    with pytest.raises(TypeError):
+        _speedups.write_pairs((), obj, "o0", {})
+
+
 def test_parsing_and_folding_leave_no_memory_behind() -> None:
     data = packs(7)
     chunks = [packed_chunk(d) for d in data]

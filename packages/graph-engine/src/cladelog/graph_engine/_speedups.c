@@ -993,7 +993,90 @@ packed_split(PyObject *module, PyObject *arg)
     return Py_BuildValue("(Nn)", text, b);
 }
 
+/* write_pairs(context, obj, oid, pairs) -> bool: fold._write_all, the writes of `pairs` (a
+ * dict, or a tuple or list of [key, value] pairs) to `obj` of id `oid`, with `context` as
+ * Columns.run takes it; whether a fact changed. A replay writes its seed objects so. */
+static PyObject *
+write_pairs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4)
+        return PyErr_Format(PyExc_TypeError, "write_pairs takes 4 arguments (%zd given)", nargs);
+    PyObject *context = args[0], *obj = args[1], *oid = args[2], *pairs = args[3];
+    if (!PyTuple_CheckExact(context) || PyTuple_GET_SIZE(context) != 7
+        || !PyDict_CheckExact(PyTuple_GET_ITEM(context, 1)))
+        return PyErr_Format(PyExc_TypeError, "write_pairs: malformed context");
+    PyObject *seq = NULL;
+    Py_ssize_t n;
+    if (PyDict_CheckExact(pairs)) {
+        n = PyDict_GET_SIZE(pairs);
+    } else if (PyTuple_CheckExact(pairs) || PyList_CheckExact(pairs)) {
+        seq = PySequence_Fast(pairs, "write_pairs");  /* a list may change while written */
+        if (seq == NULL)
+            return NULL;
+        n = PySequence_Fast_GET_SIZE(seq);
+    } else {
+        return PyErr_Format(PyExc_TypeError, "write_pairs: pairs must be a dict, tuple or list");
+    }
+    PyObject **items = PyMem_Calloc((size_t)(n ? 2 * n : 1), sizeof(PyObject *));
+    if (items == NULL) {
+        Py_XDECREF(seq);
+        return PyErr_NoMemory();
+    }
+    PyObject *result = NULL, *facts = NULL;
+    Py_ssize_t got = 0;
+    if (seq == NULL) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (got < n && PyDict_Next(pairs, &pos, &key, &value)) {
+            Py_INCREF(key);
+            Py_INCREF(value);
+            items[got] = key;
+            items[n + got] = value;
+            got++;
+        }
+    } else {
+        for (; got < n; got++) {
+            PyObject *pair = PySequence_Fast_GET_ITEM(seq, got);
+            if (!PyTuple_CheckExact(pair) && !PyList_CheckExact(pair)) {
+                PyErr_SetString(PyExc_TypeError, "write_pairs: a pair that is not a sequence");
+                goto done;
+            }
+            if (PySequence_Fast_GET_SIZE(pair) != 2) {
+                PyErr_SetString(PyExc_ValueError, "write_pairs: a pair of other than two items");
+                goto done;
+            }
+            items[got] = PySequence_Fast_GET_ITEM(pair, 0);
+            items[n + got] = PySequence_Fast_GET_ITEM(pair, 1);
+            Py_INCREF(items[got]);
+            Py_INCREF(items[n + got]);
+        }
+    }
+    facts = PyObject_GetAttr(obj, s_facts);
+    if (facts == NULL)
+        goto done;
+    if (!PyDict_CheckExact(facts)) {
+        PyErr_SetString(PyExc_TypeError, "an object's facts must be a dict");
+        goto done;
+    }
+    int changed = 0;
+    Slot kinds = {NULL, 0};
+    if (write_all(&PyTuple_GET_ITEM(context, 0), items, items + n, got, obj, oid, facts,
+                  &changed, &kinds) == 0)
+        result = PyBool_FromLong(changed);
+done:
+    for (Py_ssize_t i = 0; i < got; i++) {
+        Py_DECREF(items[i]);
+        Py_DECREF(items[n + i]);
+    }
+    PyMem_Free(items);
+    Py_XDECREF(facts);
+    Py_XDECREF(seq);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"write_pairs", (PyCFunction)(void (*)(void))write_pairs, METH_FASTCALL,
+     "write_pairs(context, obj, oid, pairs) -> bool: fold._write_all, compiled"},
     {"packed_split", packed_split, METH_O,
      "packed_split(stored) -> (columns, end) or None: a packed event's columns text from "
      "its stored bytes, without building its audit"},

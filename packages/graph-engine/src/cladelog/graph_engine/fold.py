@@ -51,7 +51,8 @@ from .events import packed_columns
 from .jsvalue import UNDEFINED, js_same
 from .objects import GraphObject
 
-__all__ = ["Unfoldable", "apply_run_py", "fold_records", "packed_chunk", "packed_replay_data"]
+__all__ = ["Unfoldable", "apply_run_py", "fold_records", "packed_chunk", "packed_replay_data",
+           "write_pairs_py"]
 
 _intern: Final = sys.intern
 #: What a malformed record raises while it is applied (ValueError includes the engine's
@@ -265,8 +266,7 @@ class _Fold:
         if order[lo] == "m" and self.pending is not None:  # a mutation of a whole record
             self._flush(self.pending, self.effects)
             self.pending, self.effects = None, []
-        context = (eng._objects, eng._index, eng._tree.concepts, self._create_free,
-                   eng._relink, js_same, UNDEFINED)
+        context = self._context()
         state = (*state[:5], eng._rev, False)
         state = run(context, lo, hi, state)
         eng._rev = state[5]
@@ -274,6 +274,14 @@ class _Fold:
             eng._dirty = True
         self.pos += hi - lo
         return state
+
+    def _context(self, concepts: bool = True) -> tuple[Any, ...]:
+        """What :func:`apply_run_py` and :func:`write_pairs_py` (and their compiled
+        versions) write through: see :func:`apply_run_py`. Writes alone do not need the
+        tree's concepts (None without ``concepts``: a seed may come before any tree)."""
+        eng = self.engine
+        return (eng._objects, eng._index, eng._tree.concepts if concepts else None,
+                self._create_free, eng._relink, js_same, UNDEFINED)
 
     def _create_free(self, oid: str) -> GraphObject:
         return self.engine._create(oid, "free")
@@ -323,15 +331,17 @@ class _Fold:
         through the write path (Q9). The ``_id`` fact is written too, which changes nothing:
         it is the object's own id, set when the object was created."""
         eng = self.engine
-        objects, index, relink = eng._objects, eng._index, eng._relink
+        objects = eng._objects
+        context = self._context(concepts=False)
+        write = _write_pairs if _write_pairs is not None else write_pairs_py
         changed = False
         for group, kind, flag in _SEED_GROUPS:
             for facts in data[group]:
                 oid = facts["_id"]
                 obj = objects[oid] if oid in objects else eng._create(oid, kind)
                 if flag is not None:
-                    changed = _write_all(index, relink, obj, oid, ((flag, True),)) or changed
-                changed = _write_all(index, relink, obj, oid, facts.items()) or changed
+                    changed = write(context, obj, oid, ((flag, True),)) or changed
+                changed = write(context, obj, oid, facts) or changed
         if changed:
             eng._dirty = True
 
@@ -379,6 +389,14 @@ def _write_all(index: dict[str, dict[str, None]], relink: Any, obj: GraphObject,
         if key in _LINK_KEYS and obj.kind == "segment":
             relink(obj, key, old, new)
     return changed
+
+
+def write_pairs_py(context: tuple[Any, ...], obj: GraphObject, oid: str, pairs: Any) -> bool:
+    """:func:`_write_all` of ``pairs`` (a dict of facts, or ``[key, value]`` pairs) with
+    ``context`` as :func:`apply_run_py` takes it; the reference for the compiled
+    ``_speedups.write_pairs``."""
+    return _write_all(context[1], context[4], obj, oid,
+                      pairs.items() if type(pairs) is dict else pairs)
 
 
 def apply_run_py(context: tuple[Any, ...], columns: tuple[list[Any], ...], order: str,
@@ -465,4 +483,5 @@ def _compiled(name: str) -> Any:
 #: ones to (so values are json.loads's).
 _Columns: Final = _compiled("Columns")
 _split: Final = _compiled("packed_split")
+_write_pairs: Final = _compiled("write_pairs")
 _SCAN: Final = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
