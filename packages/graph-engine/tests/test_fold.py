@@ -222,6 +222,9 @@ def test_session_replay_from_the_first_event(cladelog_env: Any,
         m.setattr(sessions, "packed_replay_data", decode)
         replayed = replay_session(dep, "s", from_checkpoint=False)
     assert calls.count == before
+    # the key index holds each object's own id, not one parsed copy per mutation
+    objects = replayed._objects
+    assert all(oid is objects[oid].id for bucket in replayed._index.values() for oid in bucket)
     # every packed event the read passes (from the session's first event to its last,
     # another session's too) is read without its audit
     ours = [e.position for e in dep.store.read(stream="graph.s")]

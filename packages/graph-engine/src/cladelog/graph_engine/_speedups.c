@@ -661,7 +661,8 @@ columns_run(Columns *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     if (m < 0 || c < 0 || kv < 0 || m > self->nid || c > self->ncast || kv > self->nk)
         return PyErr_Format(PyExc_ValueError, "run: a cursor out of the columns");
-    Slot facts_slot = {NULL, 0}, kind_slot = {NULL, 0}, mapped_slot = {NULL, 0};
+    Slot facts_slot = {NULL, 0}, kind_slot = {NULL, 0}, mapped_slot = {NULL, 0},
+         id_slot = {NULL, 0};
     PyObject *cached_cid = NULL, *cached_label = NULL, *cached_id = NULL;  /* the last cast's */
     PyObject *last = PyTuple_GET_ITEM(state, 3);  /* the references below are owned */
     PyObject *top = PyTuple_GET_ITEM(state, 5);
@@ -702,15 +703,19 @@ columns_run(Columns *self, PyObject *const *args, Py_ssize_t nargs)
             PyObject *facts = get_slot(obj, s_facts, &facts_slot);
             if (facts == NULL)
                 goto error;
-            int bad = !PyDict_CheckExact(facts) || PyDict_SetItem(facts, s_rev, rev) < 0;
+            /* the key index holds the object's own id, not this parsed copy of it */
+            PyObject *own = get_slot(obj, s_id, &id_slot);
+            int bad = own == NULL || !PyDict_CheckExact(facts)
+                      || PyDict_SetItem(facts, s_rev, rev) < 0;
             if (!bad) {
                 int ch = 0;
-                bad = write_all(ctx, self->k + kv, self->v + kv, n, obj, oid, facts, &ch,
+                bad = write_all(ctx, self->k + kv, self->v + kv, n, obj, own, facts, &ch,
                                 &kind_slot) < 0;
                 changed |= ch;
             }
             else if (!PyErr_Occurred())
                 PyErr_SetString(PyExc_TypeError, "an object's facts must be a dict");
+            Py_XDECREF(own);
             Py_DECREF(facts);
             if (bad)
                 goto error;

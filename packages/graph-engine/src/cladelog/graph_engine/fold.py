@@ -317,7 +317,7 @@ class _Fold:
             oid = item["id"]
             obj = objects[oid] if oid in objects else eng._create(oid, item["create"] or "free")
             obj.facts["_rev"] = rev
-            changed = _write_all(eng._index, eng._relink, obj, oid, item["set"]) or changed
+            changed = _write_all(eng._index, eng._relink, obj, obj.id, item["set"]) or changed
         if changed:
             eng._dirty = True
         if effects:
@@ -340,8 +340,8 @@ class _Fold:
                 oid = facts["_id"]
                 obj = objects[oid] if oid in objects else eng._create(oid, kind)
                 if flag is not None:
-                    changed = write(context, obj, oid, ((flag, True),)) or changed
-                changed = write(context, obj, oid, facts) or changed
+                    changed = write(context, obj, obj.id, ((flag, True),)) or changed
+                changed = write(context, obj, obj.id, facts) or changed
         if changed:
             eng._dirty = True
 
@@ -364,9 +364,10 @@ def _write_all(index: dict[str, dict[str, None]], relink: Any, obj: GraphObject,
     """Writes to one object, as ``Engine._write`` does them on replay; whether any changed
     a fact.
 
-    A replayed object has no ``quiet`` table (only discovery fills it, and a replay runs
-    none), and the effects are applied by the caller instead of being looked up after each
-    write.
+    ``oid`` is the object's own id (``obj.id``, not a parsed copy of it), which the key
+    index then holds. A replayed object has no ``quiet`` table (only discovery fills it, and
+    a replay runs none), and the effects are applied by the caller instead of being looked
+    up after each write.
     """
     facts = obj.facts
     changed = False
@@ -431,7 +432,9 @@ def apply_run_py(context: tuple[Any, ...], columns: tuple[list[Any], ...], order
             if type(n) is not int or n < 0 or kv + n > len(keys):
                 raise ValueError("columns: a mutation with more writes than the columns hold")
             last.facts["_rev"] = rev
-            if _write_all(index, relink, last, oid, zip(keys[kv:kv + n], values[kv:kv + n])):
+            # the key index holds the object's own id, not the parsed copy of it
+            if _write_all(index, relink, last, last.id, zip(keys[kv:kv + n],
+                                                            values[kv:kv + n])):
                 changed = True
             kv += n
         elif letter == "c":
