@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cladelog.core.canonical import canonical_bytes
 from cladelog.graph_engine import (
     Engine,
     ReplayError,
@@ -217,9 +218,11 @@ def test_session_replay_from_the_first_event(cladelog_env: Any,
         decoded.append(original(stored))
         return decoded[-1]
 
+    unread: list[bytes] = []
     with monkeypatch.context() as m:  # the fold replays it all: no fallback
         m.setattr(Engine, "_replay", None)
         m.setattr(sessions, "packed_replay_data", decode)
+        m.setattr(sessions, "_unread", unread.append)
         replayed = replay_session(dep, "s", from_checkpoint=False)
     assert calls.count == before
     # the key index holds each object's own id, not one parsed copy per mutation
@@ -232,6 +235,11 @@ def test_session_replay_from_the_first_event(cladelog_env: Any,
               if e.type == "graph_engine.records_packed"]
     assert packed and decoded == [{k: v for k, v in e.data.items() if k != "audit"}
                                   for e in packed]
+    # and the checkpoints it passes (checkpoint_every = 10 writes some) are not parsed:
+    # their stored bytes go unread
+    checkpoints = [e for e in dep.store.read(ours[0], ours[-1])
+                   if e.type == "graph_engine.checkpoint"]
+    assert unread == [canonical_bytes(e.data) for e in checkpoints]
     assert state(replayed) == state(s.engine)
     assert state(general(session_records(dep, "s"))) == state(s.engine)
     other = replay_session(dep, "s-other", from_checkpoint=False)

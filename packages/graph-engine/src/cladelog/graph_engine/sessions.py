@@ -352,7 +352,8 @@ def _session_chunks(deployment: Deployment, session_id: str) -> Iterator[Any]:
     The log is read chain-checked from the session's first event (``read_verified`` is
     also the store's fastest read), until the session's last event; events of other
     streams in between are checked and passed over, and so are the session's checkpoints
-    (a replay from the first event does not need them). Raises :class:`Unfoldable` where
+    (a replay from the first event does not need them: their data is not even parsed, nor
+    is a packed event's audit). Raises :class:`Unfoldable` where
     :func:`session_records` raises: the general path words the error.
     """
     from cladelog.core import GENESIS_HASH, Head
@@ -371,8 +372,11 @@ def _session_chunks(deployment: Deployment, session_id: str) -> Iterator[Any]:
     upcast = deployment.registry.upcast
     batch: list[tuple[str, Any]] = []  # records of unpacked events, folded together
     seen = 0
-    # a packed event's audit is not read (most of its bytes): it is not even parsed
-    decode = {_PACKED: (PACKED_SCHEMA_VERSION, packed_replay_data)}
+    # a packed event's audit is not read (most of its bytes), nor is a checkpoint (the
+    # whole state, which a replay from the first event rebuilds): neither is parsed
+    checkpoint_version = deployment.registry.get(_CHECKPOINT).schema_version
+    decode = {_PACKED: (PACKED_SCHEMA_VERSION, packed_replay_data),
+              _CHECKPOINT: (checkpoint_version, _unread)}
     for e in store.read_verified(Head(before, prev_hash), raw_decoders=decode):
         if e.stream != stream:
             continue
@@ -399,6 +403,11 @@ def _session_chunks(deployment: Deployment, session_id: str) -> Iterator[Any]:
             break
     if batch:
         yield batch
+
+
+def _unread(stored: bytes) -> None:
+    """The data of an event a replay passes over: its hash is checked, its data unparsed."""
+    return None
 
 
 def _first_position(store: Any, stream: str) -> int | None:
