@@ -197,6 +197,8 @@ def test_plain_values_the_fast_path_reads_itself() -> None:
      '"other":[]}', "a cast before any mutation"),
     ('{"order":"m","rev":[1],"id":["a"],"n":[-1],"k":[],"v":[],"cast":[],"write":[],'
      '"other":[]}', "a negative count"),
+    ('{"order":"mm","rev":[1,2],"id":["a","a"],"n":[-1,1],"k":[],"v":[],"cast":[],'
+     '"write":[],"other":[]}', "a negative count the others make up for"),
     ('{"order":"mx","rev":[1],"id":["a"],"n":[0],"k":[],"v":[],"cast":[],"write":[],'
      '"other":[]}', "a letter that is no column"),
 ])
@@ -210,6 +212,7 @@ def test_columns_python_refuses_are_refused(text: str, why: str) -> None:
     fixed = (text.replace("01", "1").replace("tru]", "true]").replace("\t", "\\t")
              .replace(',"order":"m"}', "}"))
     if why not in ("a cast before any mutation", "a negative count",
+                   "a negative count the others make up for",
                    "a letter that is no column", "a missing column"):
         assert fixed != text  # the same text without its defect is read
         assert Columns(fixed, count, _SCAN).order == packed_columns(

@@ -383,14 +383,20 @@ parse_value(Parser *p, int intern)
     return scan_value(p);
 }
 
-/* An array of values into a new C array of owned references. */
+/* Parses one array element into *slot (a PyObject * or a Py_ssize_t); -1 on error. */
+typedef int (*parse_item)(Parser *p, void *slot, int intern);
+
+/* A JSON array into a new C array of `size`-byte items, each parsed by `item`. The array
+ * is handed out through *out at once, and *count says how many items are set, also after
+ * an error: the caller frees them. */
 static int
-parse_values(Parser *p, PyObject ***out, Py_ssize_t *count, int intern)
+parse_array(Parser *p, void **out, Py_ssize_t *count, size_t size, parse_item item,
+            int intern)
 {
     if (expect(p, '[') < 0)
         return -1;
     Py_ssize_t cap = 64, n = 0;
-    PyObject **items = PyMem_Malloc(sizeof(PyObject *) * (size_t)cap);
+    char *items = PyMem_Malloc(size * (size_t)cap);
     if (items == NULL)
         return PyErr_NoMemory(), -1;
     *out = items;
@@ -403,20 +409,14 @@ parse_values(Parser *p, PyObject ***out, Py_ssize_t *count, int intern)
     for (;;) {
         if (n == cap) {
             cap *= 2;
-            PyObject **grown = PyMem_Realloc(items, sizeof(PyObject *) * (size_t)cap);
+            char *grown = PyMem_Realloc(items, size * (size_t)cap);
             if (grown == NULL)
                 return PyErr_NoMemory(), -1;
             *out = items = grown;
         }
-        PyObject *value = parse_value(p, intern);
-        if (value == NULL)
+        if (item(p, items + size * (size_t)n, intern) < 0)
             return -1;
-        if (intern && !PyUnicode_CheckExact(value)) {  /* names are strings */
-            Py_DECREF(value);
-            return slow();
-        }
-        items[n++] = value;
-        *count = n;
+        *count = ++n;
         skip_ws(p);
         if (p->pos < p->len && p->s[p->pos] == ',') {
             p->pos++;
@@ -426,46 +426,53 @@ parse_values(Parser *p, PyObject ***out, Py_ssize_t *count, int intern)
     }
 }
 
-/* An array of non-negative integers (counts, write numbers) into a new C array. */
+/* Any value, an owned reference (a name, interned, when `intern`). */
+static int
+value_item(Parser *p, void *slot, int intern)
+{
+    PyObject *value = parse_value(p, intern);
+    if (value == NULL)
+        return -1;
+    if (intern && !PyUnicode_CheckExact(value)) {  /* names are strings */
+        Py_DECREF(value);
+        return slow();
+    }
+    *(PyObject **)slot = value;
+    return 0;
+}
+
+/* A count: a plain non-negative integer, or the text is left to Python. */
+static int
+count_item(Parser *p, void *slot, int intern)
+{
+    skip_ws(p);
+    long long v;
+    Py_ssize_t end;
+    if (!small_int(p, &v, &end) || v < 0)
+        return slow();
+    p->pos = end;
+    *(Py_ssize_t *)slot = (Py_ssize_t)v;
+    return 0;
+}
+
+/* An array of values into a new C array of owned references. */
+static int
+parse_values(Parser *p, PyObject ***out, Py_ssize_t *count, int intern)
+{
+    void *items = NULL;
+    int r = parse_array(p, &items, count, sizeof(PyObject *), value_item, intern);
+    *out = items;
+    return r;
+}
+
+/* An array of counts into a new C array. */
 static int
 parse_counts(Parser *p, Py_ssize_t **out, Py_ssize_t *count)
 {
-    if (expect(p, '[') < 0)
-        return -1;
-    Py_ssize_t cap = 64, n = 0;
-    Py_ssize_t *items = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)cap);
-    if (items == NULL)
-        return PyErr_NoMemory(), -1;
+    void *items = NULL;
+    int r = parse_array(p, &items, count, sizeof(Py_ssize_t), count_item, 0);
     *out = items;
-    *count = 0;
-    skip_ws(p);
-    if (p->pos < p->len && p->s[p->pos] == ']') {
-        p->pos++;
-        return 0;
-    }
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            Py_ssize_t *grown = PyMem_Realloc(items, sizeof(Py_ssize_t) * (size_t)cap);
-            if (grown == NULL)
-                return PyErr_NoMemory(), -1;
-            *out = items = grown;
-        }
-        skip_ws(p);
-        long long v;
-        Py_ssize_t end;
-        if (!small_int(p, &v, &end) || v < 0)
-            return slow();  /* not a plain count: Python decides */
-        p->pos = end;
-        items[n++] = (Py_ssize_t)v;
-        *count = n;
-        skip_ws(p);
-        if (p->pos < p->len && p->s[p->pos] == ',') {
-            p->pos++;
-            continue;
-        }
-        return expect(p, ']');
-    }
+    return r;
 }
 
 static void
