@@ -35,7 +35,7 @@ except ImportError:
     pytest.skip("the compiled module is not built here", allow_module_level=True)
 
 from cladelog.core.canonical import canonical_bytes
-from cladelog.graph_engine import fold
+from cladelog.graph_engine import events, fold
 from cladelog.graph_engine.events import pack_records, packed_columns
 from cladelog.graph_engine.fold import (
     _SCAN,
@@ -411,6 +411,130 @@ def test_write_pairs_refuses_as_python_does(pairs: Any, error: type) -> None:
         _speedups.write_pairs((), obj, "o0", {})
 
 
+# -- the record packer (Packer) ------------------------------------------------------------
+
+def seal_both(records: list[Any], size: int = 1000) -> Any:
+    """The sealed packs of ``records`` (cut every ``size``) by the compiled packer and by
+    ``events.RecordPacker``, which must agree: the same data, or the same error type."""
+    def run(make: Any) -> Any:
+        out: list[Any] = []
+        try:
+            packer = make()
+            for kind, data in records:
+                if len(packer) >= size:
+                    out.append(packer.seal())
+                    packer = make()
+                packer.add(kind, data)
+            out.append(packer.seal())
+        except (ValueError, TypeError, KeyError) as exc:
+            return ("error", type(exc).__name__, typed(out))
+        return ("ok", typed(out))
+
+    compiled = run(events.new_packer)
+    assert compiled == run(events.RecordPacker)
+    return compiled
+
+
+def test_new_packer_is_the_compiled_one() -> None:
+    packer = events.new_packer()
+    assert isinstance(packer, _speedups.Packer) and not isinstance(packer, events.RecordPacker)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_packer_seals_sessions_as_python_does(seed: int) -> None:
+    _, records, _ = random_session(seed)
+    got = seal_both(records, size=random.Random(seed).choice([1, 2, 3, 7, 1000]))
+    assert got[0] == "ok"
+
+
+_KINDS = st.sampled_from(["mutation_applied", "cast", "uncast", "provider_error", "settled",
+                          "tree_loaded", "run_failed", "rolled_back", "seeded", "other"])
+
+
+@st.composite
+def odd_records(draw: Any) -> tuple[str, Any]:
+    """A record of a packed kind with data of roughly, but not always, its shape."""
+    kind = draw(_KINDS | st.sampled_from([1, None]))
+    rev = draw(st.integers(0, 3) | st.sampled_from([True, 2.0, "1", None]))
+    oid = draw(st.sampled_from(["o", "p", 1, None]))
+    pairs = draw(st.lists(st.sampled_from([["k", 1], ("j", None), ["k"], ["a", "b", "c"], 5,
+                                           ["x", {"__push": 1}]]), max_size=3))
+    item: Any = {"id": oid, "create": draw(st.sampled_from([None, None, "free"])),
+                 "set": pairs}
+    if draw(st.integers(0, 6)) == 0:
+        item.pop(draw(st.sampled_from(["id", "create", "set"])))
+    if draw(st.integers(0, 8)) == 0:
+        item["extra"] = 1
+    mutation: Any = {"rev": rev, "target": oid, "cause": {"c": 1},
+                     "items": draw(st.sampled_from([[item], [item, item], [], "x"]))}
+    if draw(st.integers(0, 6)) == 0:
+        mutation.pop(draw(st.sampled_from(["rev", "target", "cause", "items"])))
+    at = draw(st.sampled_from([None, [rev, 1], [rev, 2], (rev, 1), [rev, 0], [rev, True],
+                               [rev, 2**70], [rev], "at", [1.0, 1]]))
+    cast: Any = {"object": oid, "concept": draw(st.sampled_from(["A", "B"])), "at": at}
+    if draw(st.integers(0, 6)) == 0:
+        cast.pop(draw(st.sampled_from(["object", "concept", "at"])))
+    if draw(st.integers(0, 8)) == 0:
+        cast["extra"] = 1
+    data = {"mutation_applied": mutation, "cast": cast, "uncast": cast}.get(
+        kind if isinstance(kind, str) else "", {"capped": draw(st.booleans()), "n": rev})
+    if draw(st.integers(0, 10)) == 0:
+        data = draw(st.sampled_from([None, [], "data", 3]))
+    return kind, data
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(odd_records(), max_size=14), st.sampled_from([1, 2, 3, 1000]))
+def test_compiled_packer_packs_any_records_as_python_does(records: list[Any],
+                                                          size: int) -> None:
+    seal_both(records, size)
+
+
+_HELD = {"rev": 5, "target": "o", "cause": {"kind": "host"},
+         "items": [{"id": "o", "create": None, "set": [["a", 1], ["b", 2]]}]}
+
+
+@pytest.mark.parametrize("effect, order", [
+    (("cast", {"object": "o", "concept": "A", "at": [5, 1]}), "mco"),
+    (("cast", {"object": "o", "concept": "A", "at": (5, 2)}), "mco"),
+    (("cast", {"object": "o", "concept": "A", "at": [5, 0]}), "ooo"),
+    (("cast", {"object": "o", "concept": "A", "at": [5, 3]}), "ooo"),
+    (("cast", {"object": "o", "concept": "A", "at": [4, 1]}), "ooo"),
+    (("cast", {"object": "o", "concept": "A", "at": [5, True]}), "ooo"),
+    (("cast", {"object": "o", "concept": "A", "at": [5.0, 1]}), "ooo"),
+    (("cast", {"object": "o", "concept": "A", "at": [5, 1, 0]}), "ooo"),
+    (("cast", {"object": "o", "concept": "A", "at": [5, 2**70]}), "ooo"),
+    (("cast", {"object": "p", "concept": "A", "at": [5, 1]}), "ooo"),
+    (("cast", {"concept": "A", "at": [5, 1], "x": 1}), "ooo"),
+    (("cast", {"object": "o", "concept": "A", "at": [5, 1], "x": 1}), "ooo"),
+    (("cast", {"object": "o", "at": [5, 1], "x": 1}), "ooo"),
+    (("cast", {"object": "o", "concept": "A", "at": None}), "moo"),  # not an effect
+    (("uncast", {"object": "o", "concept": "A", "at": [5, 1]}), "ooo"),
+    (("uncast", {"object": "o", "concept": "A", "at": None}), "moo"),  # not an effect
+    (("provider_error", {"object": "o", "message": "m"}), "moo"),
+])
+def test_compiled_packer_judges_each_effect_as_python_does(effect: Any, order: str) -> None:
+    """A held columnar mutation (two writes, revision 5, object o), one record after it,
+    then a settle (never columnar): whether the mutation stays in columns (``m``) and the
+    record with it (``c``), by the rules ``events.RecordPacker`` documents."""
+    records = [("mutation_applied", _HELD), effect, ("settled", {"capped": None})]
+    assert seal_both(records)[0] == "ok"
+    packer = events.new_packer()
+    for kind, data in records:
+        packer.add(kind, data)
+    assert json.loads(packer.seal()["columns"])["order"] == order
+
+
+def test_a_record_changed_while_held_does_not_crash_the_packer() -> None:
+    mutation = {"rev": 1, "target": "o", "cause": None,
+                "items": [{"id": "o", "create": None, "set": [["k", 1]]}]}
+    packer = events.new_packer()
+    packer.add("mutation_applied", mutation)
+    mutation["items"][0]["set"] = "changed"
+    with pytest.raises(ValueError, match="changed"):
+        packer.add("settled", {})
+
+
 def test_parsing_and_folding_leave_no_memory_behind() -> None:
     data = packs(7)
     chunks = [packed_chunk(d) for d in data]
@@ -418,7 +542,10 @@ def test_parsing_and_folding_leave_no_memory_behind() -> None:
 
     stored = [canonical_bytes(d) for d in data]
 
+    _, records, _ = random_session(7)
+
     def once() -> None:
+        pack_records(records)  # the compiled packer
         fold_records([packed_chunk(packed_replay_data(b)) for b in stored])
         _speedups.packed_split(stored[0][:-40])  # refused: frees what it built
         with contextlib.suppress(ValueError):  # a refused text frees what it parsed

@@ -1005,6 +1005,444 @@ packed_split(PyObject *module, PyObject *arg)
     return Py_BuildValue("(Nn)", text, b);
 }
 
+/* ------------------------------------------------------------------ the record packer */
+
+/* Packer(record_status): events.RecordPacker's add and _close, compiled (the Python class
+ * stays the reference; events.CompiledRecordPacker adds its seal). The columns are Python
+ * lists, exposed under RecordPacker's attribute names, so the one seal serves both. */
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t count, errors, settles;
+    char clean;
+    PyObject *settled, *status, *status_fn;
+    PyObject *order, *rev, *id, *n, *k, *v, *cast, *write, *other, *target, *cause;
+    PyObject *mutation, *follow;
+} Packer;
+
+static PyObject *s_cast, *s_uncast, *s_provider_error, *s_mutation_applied, *s_settled,
+    *s_tree_loaded, *s_run_failed, *s_at, *s_concept, *s_object, *s_items, *s_set,
+    *s_create, *s_target_key, *s_cause, *s_rev_key, *s_m, *s_c, *s_o;
+
+/* kind == name, as Python compares them (name is an interned str). 1, 0 or -1. */
+static int
+is_kind(PyObject *kind, PyObject *name)
+{
+    if (kind == name)
+        return 1;
+    if (PyUnicode_CheckExact(kind))
+        return PyUnicode_GET_LENGTH(kind) == PyUnicode_GET_LENGTH(name)
+               && PyUnicode_Compare(kind, name) == 0;
+    return PyObject_RichCompareBool(kind, name, Py_EQ);
+}
+
+/* events._columnar: a mutation_applied data object of the columnar shape. 1, 0 or -1. */
+static int
+columnar(PyObject *data)
+{
+    if (!PyDict_CheckExact(data) || PyDict_GET_SIZE(data) != 4)
+        return 0;
+    PyObject *rev = PyDict_GetItemWithError(data, s_rev_key);
+    if (rev == NULL || !PyLong_CheckExact(rev))
+        return PyErr_Occurred() ? -1 : 0;
+    int has = PyDict_Contains(data, s_target_key);
+    if (has <= 0)
+        return has;
+    if ((has = PyDict_Contains(data, s_cause)) <= 0)
+        return has;
+    PyObject *items = PyDict_GetItemWithError(data, s_items);
+    if (items == NULL || !PyList_CheckExact(items) || PyList_GET_SIZE(items) != 1)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *item = PyList_GET_ITEM(items, 0);
+    if (!PyDict_CheckExact(item) || PyDict_GET_SIZE(item) != 3)
+        return 0;
+    if ((has = PyDict_Contains(item, s_id)) <= 0)
+        return has;
+    PyObject *create = PyDict_GetItemWithError(item, s_create);
+    if (create == NULL || create != Py_None)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *pairs = PyDict_GetItemWithError(item, s_set);
+    if (pairs == NULL || !PyList_CheckExact(pairs))
+        return PyErr_Occurred() ? -1 : 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pairs); i++) {
+        PyObject *p = PyList_GET_ITEM(pairs, i);
+        if (!(PyList_CheckExact(p) || PyTuple_CheckExact(p)) || PySequence_Fast_GET_SIZE(p) != 2)
+            return 0;
+    }
+    return 1;
+}
+
+/* events._cast_of: a cast data object {object, concept, at: [rev, w]} of the columnar
+ * `mutation`, at one of its writes. 1, 0 or -1. */
+static int
+cast_of(PyObject *data, PyObject *mutation)
+{
+    PyObject *at = PyDict_GetItemWithError(data, s_at);
+    if (at == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    if (PyDict_GET_SIZE(data) != 3)
+        return 0;
+    int has = PyDict_Contains(data, s_concept);
+    if (has <= 0)
+        return has;
+    if (!(PyList_CheckExact(at) || PyTuple_CheckExact(at)) || PySequence_Fast_GET_SIZE(at) != 2)
+        return 0;
+    PyObject *items = PyDict_GetItemWithError(mutation, s_items);
+    if (items == NULL || !PyList_CheckExact(items) || PyList_GET_SIZE(items) < 1
+        || !PyDict_CheckExact(PyList_GET_ITEM(items, 0))) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "pack: a held mutation changed");
+        return -1;
+    }
+    PyObject *item = PyList_GET_ITEM(items, 0);
+    PyObject *object = PyDict_GetItemWithError(data, s_object);
+    if (object == NULL && PyErr_Occurred())
+        return -1;
+    PyObject *oid = PyDict_GetItemWithError(item, s_id);
+    if (oid == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_KeyError, s_id);
+        return -1;
+    }
+    int same = PyObject_RichCompareBool(object != NULL ? object : Py_None, oid, Py_EQ);
+    if (same <= 0)
+        return same;
+    PyObject *at_rev = PySequence_Fast_GET_ITEM(at, 0), *at_w = PySequence_Fast_GET_ITEM(at, 1);
+    if (!PyLong_CheckExact(at_rev) || !PyLong_CheckExact(at_w))
+        return 0;
+    PyObject *rev = PyDict_GetItemWithError(mutation, s_rev_key);
+    if (rev == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_KeyError, s_rev_key);
+        return -1;
+    }
+    if ((same = PyObject_RichCompareBool(at_rev, rev, Py_EQ)) <= 0)
+        return same;
+    PyObject *pairs = PyDict_GetItemWithError(item, s_set);
+    if (pairs == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_KeyError, s_set);
+        return -1;
+    }
+    Py_ssize_t n = PyObject_Length(pairs);
+    if (n < 0)
+        return -1;
+    int overflow = 0;
+    long long w = PyLong_AsLongLongAndOverflow(at_w, &overflow);
+    if (w == -1 && PyErr_Occurred())
+        return -1;
+    return !overflow && w >= 1 && w <= n;
+}
+
+static int
+append_pair(PyObject *list, PyObject *kind, PyObject *data)
+{
+    PyObject *pair = PyTuple_Pack(2, kind, data);
+    if (pair == NULL)
+        return -1;
+    int r = PyList_Append(list, pair);
+    Py_DECREF(pair);
+    return r;
+}
+
+/* RecordPacker._close: lay out the held mutation and what followed it. */
+static int
+packer_close_held(Packer *self)
+{
+    PyObject *mutation = self->mutation, *follow = self->follow;  /* owned, taken over */
+    self->mutation = NULL;
+    int ok = -1;
+    if (PyList_GET_SIZE(follow) == 0) {
+        Py_INCREF(follow);  /* an empty list stays the packer's */
+    } else if ((self->follow = PyList_New(0)) == NULL) {
+        self->follow = follow;
+        Py_INCREF(follow);
+        goto done;
+    }
+    if (!self->clean) {
+        self->clean = 1;
+        if (PyList_Append(self->order, s_o) < 0
+            || append_pair(self->other, s_mutation_applied, mutation) < 0)
+            goto done;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(follow); i++) {
+            if (PyList_Append(self->order, s_o) < 0
+                || PyList_Append(self->other, PyList_GET_ITEM(follow, i)) < 0)
+                goto done;
+        }
+        ok = 0;
+        goto done;
+    }
+    /* columnar(mutation) held at add; the checks below only keep a record changed since
+     * from crashing the packer */
+    PyObject *items = PyDict_GetItemWithError(mutation, s_items);
+    PyObject *item = items != NULL && PyList_CheckExact(items) && PyList_GET_SIZE(items) == 1
+                     ? PyList_GET_ITEM(items, 0) : NULL;
+    PyObject *pairs = item != NULL && PyDict_CheckExact(item)
+                      ? PyDict_GetItemWithError(item, s_set) : NULL;
+    PyObject *oid = item != NULL && PyDict_CheckExact(item)
+                    ? PyDict_GetItemWithError(item, s_id) : NULL;
+    PyObject *rev = PyDict_GetItemWithError(mutation, s_rev_key);
+    PyObject *target = PyDict_GetItemWithError(mutation, s_target_key);
+    PyObject *cause = PyDict_GetItemWithError(mutation, s_cause);
+    if (PyErr_Occurred())
+        goto done;
+    if (pairs == NULL || !PyList_CheckExact(pairs) || oid == NULL || rev == NULL
+        || target == NULL || cause == NULL) {
+        PyErr_SetString(PyExc_ValueError, "pack: a held mutation changed");
+        goto done;
+    }
+    Py_ssize_t np = PyList_GET_SIZE(pairs);
+    PyObject *count = PyLong_FromSsize_t(np);
+    int bad = count == NULL || PyList_Append(self->order, s_m) < 0
+              || PyList_Append(self->rev, rev) < 0 || PyList_Append(self->id, oid) < 0
+              || PyList_Append(self->n, count) < 0;
+    Py_XDECREF(count);
+    if (bad)
+        goto done;
+    for (Py_ssize_t i = 0; i < np; i++) {
+        PyObject *p = PyList_GET_ITEM(pairs, i);
+        if (!(PyList_CheckExact(p) || PyTuple_CheckExact(p)) || PySequence_Fast_GET_SIZE(p) != 2) {
+            PyErr_SetString(PyExc_ValueError, "pack: a held mutation changed");
+            goto done;
+        }
+        if (PyList_Append(self->k, PySequence_Fast_GET_ITEM(p, 0)) < 0
+            || PyList_Append(self->v, PySequence_Fast_GET_ITEM(p, 1)) < 0)
+            goto done;
+    }
+    if (PyList_Append(self->target, target) < 0 || PyList_Append(self->cause, cause) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(follow); i++) {
+        PyObject *entry = PyList_GET_ITEM(follow, i);  /* (kind, data) */
+        PyObject *kind = PyTuple_GET_ITEM(entry, 0), *data = PyTuple_GET_ITEM(entry, 1);
+        int cast = is_kind(kind, s_cast);
+        if (cast < 0)
+            goto done;
+        if (cast) {
+            PyObject *concept = PyDict_GetItemWithError(data, s_concept);
+            PyObject *at = PyDict_GetItemWithError(data, s_at);
+            if (concept == NULL || at == NULL || !(PyList_CheckExact(at) || PyTuple_CheckExact(at))
+                || PySequence_Fast_GET_SIZE(at) != 2) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "pack: a held cast changed");
+                goto done;
+            }
+            if (PyList_Append(self->order, s_c) < 0 || PyList_Append(self->cast, concept) < 0
+                || PyList_Append(self->write, PySequence_Fast_GET_ITEM(at, 1)) < 0)
+                goto done;
+        }
+        else if (PyList_Append(self->order, s_o) < 0 || PyList_Append(self->other, entry) < 0)
+            goto done;
+    }
+    ok = 0;
+done:
+    Py_DECREF(mutation);
+    Py_DECREF(follow);
+    return ok;
+}
+
+static PyObject *
+packer_close(Packer *self, PyObject *unused)
+{
+    if (self->mutation == NULL) {
+        PyErr_SetString(PyExc_ValueError, "pack: no mutation is held");
+        return NULL;
+    }
+    if (packer_close_held(self) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* add(kind, data): RecordPacker.add. */
+static PyObject *
+packer_add(Packer *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2)
+        return PyErr_Format(PyExc_TypeError, "add takes 2 arguments (%zd given)", nargs);
+    PyObject *kind = args[0], *data = args[1];
+    self->count++;
+    int t;
+    if (self->mutation != NULL) {
+        int cast = is_kind(kind, s_cast), uncast = cast ? 0 : is_kind(kind, s_uncast);
+        if (cast < 0 || uncast < 0)
+            return NULL;
+        if (cast || uncast) {
+            PyObject *at = PyDict_CheckExact(data) ? PyDict_GetItemWithError(data, s_at) : NULL;
+            if (at == NULL && PyErr_Occurred())
+                return NULL;
+            if (at != NULL && at != Py_None) {
+                if (self->clean) {
+                    if (uncast)
+                        self->clean = 0;
+                    else if ((t = cast_of(data, self->mutation)) < 0)
+                        return NULL;
+                    else if (!t)
+                        self->clean = 0;
+                }
+                if (append_pair(self->follow, kind, data) < 0)
+                    return NULL;
+                Py_RETURN_NONE;
+            }
+        }
+        else if ((t = is_kind(kind, s_provider_error)) != 0) {
+            if (t < 0)
+                return NULL;
+            self->errors++;
+            if (append_pair(self->follow, kind, data) < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+        if (packer_close_held(self) < 0)
+            return NULL;
+    }
+    if ((t = is_kind(kind, s_mutation_applied)) != 0) {
+        if (t < 0 || (t = columnar(data)) < 0)
+            return NULL;
+        if (t) {
+            Py_INCREF(data);
+            self->mutation = data;
+            Py_RETURN_NONE;
+        }
+    }
+    else if ((t = is_kind(kind, s_provider_error)) != 0) {
+        if (t < 0)
+            return NULL;
+        self->errors++;
+    }
+    else {
+        int settled = is_kind(kind, s_settled);
+        int status_kind = settled ? settled : is_kind(kind, s_tree_loaded);
+        if (!status_kind)
+            status_kind = is_kind(kind, s_run_failed);
+        if (settled < 0 || status_kind < 0)
+            return NULL;
+        if (status_kind) {  /* never held in columns: record_status decides, in Python */
+            if (settled) {
+                Py_INCREF(data);
+                Py_SETREF(self->settled, data);
+            }
+            PyObject *status = PyObject_CallFunctionObjArgs(self->status_fn, kind, data, NULL);
+            if (status == NULL)
+                return NULL;
+            if (status != Py_None) {
+                Py_SETREF(self->status, status);
+                self->settles += settled;
+            }
+            else
+                Py_DECREF(status);
+        }
+    }
+    if (PyList_Append(self->order, s_o) < 0 || append_pair(self->other, kind, data) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static Py_ssize_t
+packer_len(Packer *self)
+{
+    return self->count;
+}
+
+#define PACKER_LISTS(X) X(order) X(rev) X(id) X(n) X(k) X(v) X(cast) X(write) X(other) \
+    X(target) X(cause)
+
+static PyObject *
+packer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *status_fn;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "Packer takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O:Packer", &status_fn))
+        return NULL;
+    Packer *self = (Packer *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->clean = 1;
+    Py_INCREF(status_fn);
+    self->status_fn = status_fn;
+    Py_INCREF(Py_None);
+    self->settled = Py_None;
+    Py_INCREF(Py_None);
+    self->status = Py_None;
+#define NEW_LIST(name) if ((self->name = PyList_New(0)) == NULL) goto error;
+    PACKER_LISTS(NEW_LIST)
+    NEW_LIST(follow)
+#undef NEW_LIST
+    return (PyObject *)self;
+error:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static int
+packer_traverse(Packer *self, visitproc visit, void *arg)
+{
+#define VISIT(name) Py_VISIT(self->name);
+    PACKER_LISTS(VISIT)
+    VISIT(follow) VISIT(mutation) VISIT(settled) VISIT(status) VISIT(status_fn)
+#undef VISIT
+    return 0;
+}
+
+static int
+packer_clear(Packer *self)
+{
+#define CLEAR(name) Py_CLEAR(self->name);
+    PACKER_LISTS(CLEAR)
+    CLEAR(follow) CLEAR(mutation) CLEAR(settled) CLEAR(status) CLEAR(status_fn)
+#undef CLEAR
+    return 0;
+}
+
+/* (a subclass's instances: subtype_dealloc calls this, and releases the type itself) */
+static void
+packer_dealloc(Packer *self)
+{
+    PyObject_GC_UnTrack(self);
+    packer_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef packer_members[] = {
+    {"_count", T_PYSSIZET, offsetof(Packer, count), READONLY, NULL},
+    {"_errors", T_PYSSIZET, offsetof(Packer, errors), READONLY, NULL},
+    {"_settles", T_PYSSIZET, offsetof(Packer, settles), READONLY, NULL},
+    {"_clean", T_BOOL, offsetof(Packer, clean), 0, NULL},
+    {"_settled", T_OBJECT, offsetof(Packer, settled), READONLY, NULL},
+    {"_status", T_OBJECT, offsetof(Packer, status), READONLY, NULL},
+    {"_mutation", T_OBJECT, offsetof(Packer, mutation), READONLY, NULL},
+    {"_follow", T_OBJECT, offsetof(Packer, follow), READONLY, NULL},
+#define MEMBER(name) {"_" #name, T_OBJECT, offsetof(Packer, name), READONLY, NULL},
+    PACKER_LISTS(MEMBER)
+#undef MEMBER
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyMethodDef packer_methods[] = {
+    {"add", (PyCFunction)(void (*)(void))packer_add, METH_FASTCALL, "add(kind, data)"},
+    {"_close", (PyCFunction)packer_close, METH_NOARGS, "lay out the held mutation"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods packer_as_sequence = {
+    .sq_length = (lenfunc)packer_len,
+};
+
+static PyTypeObject PackerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cladelog.graph_engine._speedups.Packer",
+    .tp_basicsize = sizeof(Packer),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Packer(record_status): events.RecordPacker's add, compiled",
+    .tp_new = packer_new,
+    .tp_dealloc = (destructor)packer_dealloc,
+    .tp_traverse = (traverseproc)packer_traverse,
+    .tp_clear = (inquiry)packer_clear,
+    .tp_methods = packer_methods,
+    .tp_members = packer_members,
+    .tp_as_sequence = &packer_as_sequence,
+};
+
 /* write_pairs(context, obj, oid, pairs) -> bool: fold._write_all, the writes of `pairs` (a
  * dict, or a tuple or list of [key, value] pairs) to `obj` of id `oid`, with `context` as
  * Columns.run takes it; whether a fact changed. A replay writes its seed objects so. */
@@ -1113,7 +1551,18 @@ PyInit__speedups(void)
             return NULL;
     for (int c = 0; c < 256; c++)
         string_stop[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80;
-    if (PyType_Ready(&ColumnsType) < 0)
+    struct { PyObject **slot; const char *text; } kinds[] = {
+        {&s_cast, "cast"}, {&s_uncast, "uncast"}, {&s_provider_error, "provider_error"},
+        {&s_mutation_applied, "mutation_applied"}, {&s_settled, "settled"},
+        {&s_tree_loaded, "tree_loaded"}, {&s_run_failed, "run_failed"}, {&s_at, "at"},
+        {&s_concept, "concept"}, {&s_object, "object"}, {&s_items, "items"}, {&s_set, "set"},
+        {&s_create, "create"}, {&s_target_key, "target"}, {&s_cause, "cause"},
+        {&s_rev_key, "rev"}, {&s_m, "m"}, {&s_c, "c"}, {&s_o, "o"},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (*kinds[i].slot == NULL && (*kinds[i].slot = PyUnicode_InternFromString(kinds[i].text)) == NULL)
+            return NULL;
+    if (PyType_Ready(&ColumnsType) < 0 || PyType_Ready(&PackerType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&moduledef);
     if (module == NULL)
@@ -1121,6 +1570,12 @@ PyInit__speedups(void)
     Py_INCREF(&ColumnsType);
     if (PyModule_AddObject(module, "Columns", (PyObject *)&ColumnsType) < 0) {
         Py_DECREF(&ColumnsType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&PackerType);
+    if (PyModule_AddObject(module, "Packer", (PyObject *)&PackerType) < 0) {
+        Py_DECREF(&PackerType);
         Py_DECREF(module);
         return NULL;
     }

@@ -47,6 +47,7 @@ __all__ = [
     "TreeLoaded",
     "Uncast",
     "event_type_of",
+    "new_packer",
     "pack_records",
     "packed_columns",
     "record_status",
@@ -537,10 +538,42 @@ def pack_records(records: Sequence[tuple[str, Any]]) -> dict[str, Any]:
 
     Raises ``ValueError`` on a value JSON cannot hold (NaN, infinities).
     """
-    packer = RecordPacker()
+    packer = new_packer()
     for kind, data in records:
         packer.add(kind, data)
     return packer.seal()
+
+
+def _compiled_packer() -> type | None:
+    """:class:`RecordPacker` with ``add`` compiled (``_speedups.Packer``), or None."""
+    from ._accel import speedups
+
+    module = speedups()
+    if module is None:
+        return None
+
+    class CompiledRecordPacker(module.Packer):  # type: ignore[misc,name-defined]
+        """:class:`RecordPacker` whose ``add`` (and ``_close``) are compiled: the same
+        columns, so the same ``seal``, which it shares."""
+
+        __slots__ = ()
+        seal = RecordPacker.seal
+
+        def __new__(cls) -> Any:
+            return super().__new__(cls, record_status)
+
+    return CompiledRecordPacker
+
+
+_COMPILED_PACKER: Final = _compiled_packer()
+
+
+def new_packer() -> RecordPacker:
+    """A new :class:`RecordPacker`: the compiled one when the module is there (tests hold
+    both to the same events), else the Python class."""
+    if _COMPILED_PACKER is not None:
+        return _COMPILED_PACKER()  # type: ignore[no-any-return]
+    return RecordPacker()
 
 
 _COLUMNS: Final = ("order", "rev", "id", "n", "k", "v", "cast", "write", "other")

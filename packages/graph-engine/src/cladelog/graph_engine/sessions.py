@@ -30,6 +30,7 @@ from .events import (
     PREFIX,
     RecordPacker,
     event_type_of,
+    new_packer,
     record_type_of,
     session_stream,
     unpack_records,
@@ -167,7 +168,7 @@ class Session:
             # encoding); the columns are encoded at the flush.
             packer = self._packer
             if packer is None or len(packer) >= self._pack:
-                packer = self._packer = RecordPacker()
+                packer = self._packer = new_packer()
                 self._buffer.append(packer)
             packer.add(kind, data)
         else:
@@ -184,7 +185,7 @@ class Session:
         stream = self.stream
         out: list[Any] = []
         for entry in entries:
-            if isinstance(entry, RecordPacker):
+            if not isinstance(entry, tuple):  # a packer (RecordPacker or compiled)
                 try:
                     data = entry.seal()
                 except (ValueError, TypeError) as exc:
