@@ -535,6 +535,53 @@ def test_a_record_changed_while_held_does_not_crash_the_packer() -> None:
         packer.add("settled", {})
 
 
+# -- the packs' JSON text (encode_json) ----------------------------------------------------
+
+_json_keys = st.text(max_size=4) | st.sampled_from(["a", "é", "\x00", '"'])
+_json_values = st.recursive(
+    _scalars | st.integers() | st.floats() | st.text(alphabet=st.characters(max_codepoint=0x7f))
+    | st.sampled_from(["\x7f", "\x1f", "\u2028", "\ud800"]),
+    lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+    | st.dictionaries(_json_keys | st.sampled_from([1, None, 2.5, True]), inner, max_size=3),
+    max_leaves=10)
+
+
+def _dumps(value: Any) -> Any:
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return None
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_json_values)
+def test_encode_json_writes_what_json_dumps_writes(value: Any) -> None:
+    text = _speedups.encode_json(value)
+    if text is not None:  # else the json module writes it (or refuses)
+        assert text == _dumps(value)
+
+
+def test_encode_json_leaves_what_it_does_not_write_to_the_json_module() -> None:
+    deep: Any = []
+    for _ in range(300):
+        deep = [deep]
+    # non-ASCII text, keys json.dumps turns into strings, what allow_nan refuses, objects
+    # that are no JSON, a lone surrogate, nesting past 200 levels
+    for value in ["é", {1: 2}, float("nan"), [float("inf")], object(), {"a": ["\ud800"]},
+                  deep, [1, {"k": 1.5, "s": {True: 1}}]]:
+        assert _speedups.encode_json(value) is None, value
+    assert _speedups.encode_json([[[]] * 2] * 2) == "[[[],[]],[[],[]]]"
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_packs_seal_to_the_same_text_with_or_without_the_compiled_encoder(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, records, _ = random_session(seed)
+    compiled = pack_records(records)
+    monkeypatch.setattr(events, "_ENCODE_JSON", None)
+    assert pack_records(records) == compiled
+
+
 def test_parsing_and_folding_leave_no_memory_behind() -> None:
     data = packs(7)
     chunks = [packed_chunk(d) for d in data]

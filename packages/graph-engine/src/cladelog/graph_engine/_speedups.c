@@ -9,6 +9,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <string.h>
 #include <structmember.h>
 
@@ -1443,6 +1444,164 @@ static PyTypeObject PackerType = {
     .tp_as_sequence = &packer_as_sequence,
 };
 
+/* ------------------------------------------------------------- the packed columns' JSON */
+
+/* encode_json(value) -> str or None: json.dumps(value, separators=(",", ":"),
+ * ensure_ascii=False, allow_nan=False) for the values a pack holds (exact dicts with str
+ * keys, lists, tuples, ASCII strings, ints, finite floats, True, False, None); None for
+ * anything else, which the caller then encodes with the json module (so the text is
+ * always the json module's, and so are its errors). */
+typedef struct {
+    char *buf;
+    Py_ssize_t len, cap;
+} Text;
+
+static int
+text_put(Text *t, const char *s, Py_ssize_t n)
+{
+    if (t->len + n > t->cap) {
+        Py_ssize_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + n)
+            cap *= 2;
+        char *grown = PyMem_Realloc(t->buf, (size_t)cap);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        t->buf = grown;
+        t->cap = cap;
+    }
+    memcpy(t->buf + t->len, s, (size_t)n);
+    t->len += n;
+    return 0;
+}
+
+/* 1 done, 0 not a supported value (nothing sensible written), -1 error */
+static int
+text_value(Text *t, PyObject *v, int depth)
+{
+    if (depth > 200)
+        return 0;  /* deep nesting: the json module decides */
+    if (v == Py_None)
+        return text_put(t, "null", 4) < 0 ? -1 : 1;
+    if (v == Py_True)
+        return text_put(t, "true", 4) < 0 ? -1 : 1;
+    if (v == Py_False)
+        return text_put(t, "false", 5) < 0 ? -1 : 1;
+    if (PyUnicode_CheckExact(v)) {
+        if (!PyUnicode_IS_ASCII(v))
+            return 0;
+        const Py_UCS1 *s = PyUnicode_1BYTE_DATA(v);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(v), start = 0;
+        if (text_put(t, "\"", 1) < 0)
+            return -1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS1 ch = s[i];
+            if (ch >= 0x20 && ch != '"' && ch != '\\')
+                continue;
+            if (text_put(t, (const char *)s + start, i - start) < 0)
+                return -1;
+            char esc[8];
+            int m = 2;
+            esc[0] = '\\';
+            switch (ch) {
+            case '"': esc[1] = '"'; break;
+            case '\\': esc[1] = '\\'; break;
+            case '\n': esc[1] = 'n'; break;
+            case '\r': esc[1] = 'r'; break;
+            case '\t': esc[1] = 't'; break;
+            case '\b': esc[1] = 'b'; break;
+            case '\f': esc[1] = 'f'; break;
+            default:
+                m = snprintf(esc, sizeof esc, "\\u%04x", ch);
+            }
+            if (text_put(t, esc, m) < 0)
+                return -1;
+            start = i + 1;
+        }
+        if (text_put(t, (const char *)s + start, n - start) < 0 || text_put(t, "\"", 1) < 0)
+            return -1;
+        return 1;
+    }
+    if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+        if (!overflow) {
+            char digits[24];
+            int m = snprintf(digits, sizeof digits, "%lld", x);
+            return text_put(t, digits, m) < 0 ? -1 : 1;
+        }
+        PyObject *r = PyObject_Repr(v);  /* what the json module writes for any int */
+        if (r == NULL)
+            return -1;
+        int ok = text_put(t, PyUnicode_AsUTF8(r), PyUnicode_GET_LENGTH(r));
+        Py_DECREF(r);
+        return ok < 0 ? -1 : 1;
+    }
+    if (PyFloat_CheckExact(v)) {
+        double d = PyFloat_AS_DOUBLE(v);
+        if (!isfinite(d))
+            return 0;  /* allow_nan=False: the json module raises */
+        PyObject *r = PyObject_Repr(v);
+        if (r == NULL)
+            return -1;
+        int ok = text_put(t, PyUnicode_AsUTF8(r), PyUnicode_GET_LENGTH(r));
+        Py_DECREF(r);
+        return ok < 0 ? -1 : 1;
+    }
+    if (PyList_CheckExact(v) || PyTuple_CheckExact(v)) {
+        if (text_put(t, "[", 1) < 0)
+            return -1;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(v); i++) {
+            if (i && text_put(t, ",", 1) < 0)
+                return -1;
+            int r = text_value(t, PySequence_Fast_GET_ITEM(v, i), depth + 1);
+            if (r <= 0)
+                return r;
+        }
+        return text_put(t, "]", 1) < 0 ? -1 : 1;
+    }
+    if (PyDict_CheckExact(v)) {
+        if (text_put(t, "{", 1) < 0)
+            return -1;
+        Py_ssize_t pos = 0, i = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(v, &pos, &key, &value)) {
+            if (!PyUnicode_CheckExact(key))
+                return 0;  /* the json module turns such keys into strings */
+            if ((i++ && text_put(t, ",", 1) < 0))
+                return -1;
+            int r = text_value(t, key, depth + 1);
+            if (r <= 0)
+                return r;
+            if (text_put(t, ":", 1) < 0)
+                return -1;
+            if ((r = text_value(t, value, depth + 1)) <= 0)
+                return r;
+        }
+        return text_put(t, "}", 1) < 0 ? -1 : 1;
+    }
+    return 0;
+}
+
+static PyObject *
+encode_json(PyObject *module, PyObject *value)
+{
+    Text t = {NULL, 0, 0};
+    int r = text_value(&t, value, 0);
+    PyObject *out = NULL;
+    if (r > 0)
+        out = PyUnicode_DecodeASCII(t.buf, t.len, NULL);  /* only ASCII was written */
+    else if (r == 0) {
+        Py_INCREF(Py_None);
+        out = Py_None;
+    }
+    PyMem_Free(t.buf);
+    return out;
+}
+
 /* write_pairs(context, obj, oid, pairs) -> bool: fold._write_all, the writes of `pairs` (a
  * dict, or a tuple or list of [key, value] pairs) to `obj` of id `oid`, with `context` as
  * Columns.run takes it; whether a fact changed. A replay writes its seed objects so. */
@@ -1525,6 +1684,8 @@ done:
 }
 
 static PyMethodDef methods[] = {
+    {"encode_json", encode_json, METH_O,
+     "encode_json(value) -> str or None: json.dumps of a pack's plain values, compact"},
     {"write_pairs", (PyCFunction)(void (*)(void))write_pairs, METH_FASTCALL,
      "write_pairs(context, obj, oid, pairs) -> bool: fold._write_all, compiled"},
     {"packed_split", packed_split, METH_O,

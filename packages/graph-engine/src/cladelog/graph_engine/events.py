@@ -355,6 +355,28 @@ _PACK_ENCODER: Final = json.JSONEncoder(allow_nan=False, separators=(",", ":"),
 _EFFECTS: Final = frozenset({"cast", "uncast"})
 
 
+def _compiled_encoder() -> Any:
+    from ._accel import speedups
+
+    module = speedups()
+    return None if module is None else module.encode_json
+
+
+#: The compiled module's writer of the same text as ``_PACK_ENCODER`` for plain values
+#: (None for anything else, and without the module).
+_ENCODE_JSON: Final = _compiled_encoder()
+
+
+def _encode_pack(value: Any) -> str:
+    """``_PACK_ENCODER.encode(value)``: written by the compiled module when it can (the same
+    text; tests compare them), else by the json module, which also raises its errors."""
+    if _ENCODE_JSON is not None:
+        text = _ENCODE_JSON(value)
+        if text is not None:
+            return text  # type: ignore[no-any-return]
+    return _PACK_ENCODER.encode(value)
+
+
 class RecordPacker:
     """Builds the data of one ``graph_engine.records_packed`` event, record by record.
 
@@ -450,7 +472,7 @@ class RecordPacker:
         if self._mutation is not None:  # its effects might go on in the next pack
             self._clean = False
             self._close()
-        encode = _PACK_ENCODER.encode
+        encode = _encode_pack
         columns = {"order": "".join(self._order), "rev": self._rev, "id": self._id,
                    "n": self._n, "k": self._k, "v": self._v, "cast": self._cast,
                    "write": self._write, "other": self._other}
