@@ -525,6 +525,25 @@ def test_compiled_packer_judges_each_effect_as_python_does(effect: Any, order: s
     assert json.loads(packer.seal()["columns"])["order"] == order
 
 
+def test_the_collector_sees_what_a_packer_holds() -> None:
+    packer = events.new_packer()
+    packer.add("mutation_applied", _HELD)
+    assert {id(packer._other), id(packer._order), id(_HELD)} <= {
+        id(r) for r in gc.get_referents(packer)}
+    freed: list[bool] = []
+
+    class Marker:
+        def __del__(self) -> None:
+            freed.append(True)
+
+    data: dict[str, Any] = {"marker": Marker()}
+    packer.add("seeded", data)
+    data["packer"] = packer  # a cycle only the collector can free
+    del packer, data
+    gc.collect()
+    assert freed == [True]
+
+
 def test_a_record_changed_while_held_does_not_crash_the_packer() -> None:
     mutation = {"rev": 1, "target": "o", "cause": None,
                 "items": [{"id": "o", "create": None, "set": [["k", 1]]}]}

@@ -1344,6 +1344,9 @@ packer_len(Packer *self)
 
 #define PACKER_LISTS(X) X(order) X(rev) X(id) X(n) X(k) X(v) X(cast) X(write) X(other) \
     X(target) X(cause)
+/* every object a packer holds */
+#define PACKER_OBJECTS(X) PACKER_LISTS(X) X(follow) X(mutation) X(settled) X(status) \
+    X(status_fn)
 
 static PyObject *
 packer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -1379,8 +1382,7 @@ static int
 packer_traverse(Packer *self, visitproc visit, void *arg)
 {
 #define VISIT(name) Py_VISIT(self->name);
-    PACKER_LISTS(VISIT)
-    VISIT(follow) VISIT(mutation) VISIT(settled) VISIT(status) VISIT(status_fn)
+    PACKER_OBJECTS(VISIT)
 #undef VISIT
     return 0;
 }
@@ -1389,8 +1391,7 @@ static int
 packer_clear(Packer *self)
 {
 #define CLEAR(name) Py_CLEAR(self->name);
-    PACKER_LISTS(CLEAR)
-    CLEAR(follow) CLEAR(mutation) CLEAR(settled) CLEAR(status) CLEAR(status_fn)
+    PACKER_OBJECTS(CLEAR)
 #undef CLEAR
     return 0;
 }
