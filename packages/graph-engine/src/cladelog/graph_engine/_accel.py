@@ -19,3 +19,9 @@ def speedups() -> Any:
     except ImportError:
         return None
     return module
+
+
+def compiled(name: str) -> Any:
+    """The compiled module's ``name`` (a function or type), or None without the module."""
+    module = speedups()
+    return None if module is None else getattr(module, name)

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import attrs
 from cladelog.core import EventType
+
+from ._accel import compiled
 
 __all__ = [
     "EVENT_TYPES",
@@ -37,6 +39,7 @@ __all__ = [
     "ConceptDeleted",
     "ConceptPatched",
     "MutationApplied",
+    "Packer",
     "ProviderErrorRecorded",
     "RecordPacker",
     "RecordsPacked",
@@ -355,16 +358,9 @@ _PACK_ENCODER: Final = json.JSONEncoder(allow_nan=False, separators=(",", ":"),
 _EFFECTS: Final = frozenset({"cast", "uncast"})
 
 
-def _compiled_encoder() -> Any:
-    from ._accel import speedups
-
-    module = speedups()
-    return None if module is None else module.encode_json
-
-
 #: The compiled module's writer of the same text as ``_PACK_ENCODER`` for plain values
 #: (None for anything else, and without the module).
-_ENCODE_JSON: Final = _compiled_encoder()
+_ENCODE_JSON: Final = compiled("encode_json")
 
 
 def _encode_pack(value: Any) -> str:
@@ -566,15 +562,23 @@ def pack_records(records: Sequence[tuple[str, Any]]) -> dict[str, Any]:
     return packer.seal()
 
 
+class Packer(Protocol):
+    """What :func:`new_packer` gives: :class:`RecordPacker`, or its compiled twin."""
+
+    def __len__(self) -> int: ...
+
+    def add(self, kind: str, data: Any) -> None: ...
+
+    def seal(self) -> dict[str, Any]: ...
+
+
 def _compiled_packer() -> type | None:
     """:class:`RecordPacker` with ``add`` compiled (``_speedups.Packer``), or None."""
-    from ._accel import speedups
-
-    module = speedups()
-    if module is None:
+    base = compiled("Packer")
+    if base is None:
         return None
 
-    class CompiledRecordPacker(module.Packer):  # type: ignore[misc,name-defined]
+    class CompiledRecordPacker(base):  # type: ignore[misc,valid-type]
         """:class:`RecordPacker` whose ``add`` (and ``_close``) are compiled: the same
         columns, so the same ``seal``, which it shares."""
 
@@ -590,7 +594,7 @@ def _compiled_packer() -> type | None:
 _COMPILED_PACKER: Final = _compiled_packer()
 
 
-def new_packer() -> RecordPacker:
+def new_packer() -> Packer:
     """A new :class:`RecordPacker`: the compiled one when the module is there (tests hold
     both to the same events), else the Python class."""
     if _COMPILED_PACKER is not None:

@@ -46,6 +46,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from ._accel import compiled
 from .engine import _LINK_KEYS, _LOAD_STRIDE, Engine, EngineConfig, Provider, RecordSink
 from .events import packed_columns
 from .jsvalue import UNDEFINED, js_same
@@ -474,17 +475,10 @@ def _casts_in_place(record: dict[str, Any], effects: list[tuple[str, dict[str, A
     return True
 
 
-def _compiled(name: str) -> Any:
-    from ._accel import speedups
-
-    module = speedups()
-    return None if module is None else getattr(module, name)
-
-
 #: The compiled parser of packed columns and finder of them in stored bytes (None without
 #: the compiled module), and the json scanner the parser hands every value but the plain
 #: ones to (so values are json.loads's).
-_Columns: Final = _compiled("Columns")
-_split: Final = _compiled("packed_split")
-_write_pairs: Final = _compiled("write_pairs")
+_Columns: Final = compiled("Columns")
+_split: Final = compiled("packed_split")
+_write_pairs: Final = compiled("write_pairs")
 _SCAN: Final = json.JSONDecoder().scan_once  # type: ignore[attr-defined]

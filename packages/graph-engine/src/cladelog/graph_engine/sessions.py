@@ -28,7 +28,7 @@ from .errors import SessionError
 from .events import (
     PACKED_SCHEMA_VERSION,
     PREFIX,
-    RecordPacker,
+    Packer,
     event_type_of,
     new_packer,
     record_type_of,
@@ -148,8 +148,8 @@ class Session:
         self._checkpoint_every = settings.checkpoint_every
         self._since_checkpoint = 0
         # what the next flush appends: packers (a packed event each) and unpacked records
-        self._buffer: list[RecordPacker | tuple[str, dict[str, Any]]] = []
-        self._packer: RecordPacker | None = None  # the packer taking records, if any
+        self._buffer: list[Packer | tuple[str, dict[str, Any]]] = []
+        self._packer: Packer | None = None  # the packer taking records, if any
         self._buffered = 0  # records in the buffer
         self._broken: str | None = None
         self.events_written = 0
@@ -178,14 +178,14 @@ class Session:
         if self._flush_every and self._buffered >= self._flush_every:
             self.flush()
 
-    def _events(self, entries: Sequence[RecordPacker | tuple[str, dict[str, Any]]]
+    def _events(self, entries: Sequence[Packer | tuple[str, dict[str, Any]]]
                 ) -> list[Any]:
         from cladelog.core import NewEvent
 
         stream = self.stream
         out: list[Any] = []
         for entry in entries:
-            if not isinstance(entry, tuple):  # a packer (RecordPacker or compiled)
+            if not isinstance(entry, tuple):  # a packer
                 try:
                     data = entry.seal()
                 except (ValueError, TypeError) as exc:
