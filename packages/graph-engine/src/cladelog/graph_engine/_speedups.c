@@ -1309,6 +1309,9 @@ packer_add(Packer *self, PyObject *const *args, Py_ssize_t nargs)
         self->errors++;
     }
     else {
+        /* Python asks `kind in _STATUS_KINDS` (a set): an unhashable kind raises there */
+        if (!PyUnicode_CheckExact(kind) && PyObject_Hash(kind) == -1)
+            return NULL;
         int settled = is_kind(kind, s_settled);
         int status_kind = settled ? settled : is_kind(kind, s_tree_loaded);
         if (!status_kind)
