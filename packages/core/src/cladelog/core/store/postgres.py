@@ -31,7 +31,6 @@ deployments (or test runs) can share one database.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import re
 import uuid
@@ -53,6 +52,7 @@ from .base import (
     build_rows,
     check_import,
     encode_batch,
+    paged_rows,
     split_body,
 )
 
@@ -437,8 +437,8 @@ class PostgresStore(EventStore):
             conn.cursor(name="cladelog_read", binary=True) as cur,
         ):
             cur.execute(sql, args)
-            # pages flattened in C: iterating the cursor costs a Python frame per row
-            yield itertools.chain.from_iterable(iter(lambda: cur.fetchmany(2000), []))
+            # pages by bytes: iterating the cursor costs a Python frame per row
+            yield paged_rows(cur.fetchmany)
 
     def head(self) -> Head:
         with self._call("reading the head"), self._pool.connection() as conn:

@@ -202,6 +202,26 @@ class StoreConformance:
         rest = sum(1 for _ in it)
         assert rest in (4999, 5000)
 
+    def test_reads_of_large_and_small_events_return_each_once_in_order(
+        self, store: EventStore
+    ) -> None:
+        """Reads come in pages sized by bytes: large events (here ~0.4 MB each, more than
+        one page of data) among thousands of small ones are all read, in order, by every
+        read, the chain-checked one included."""
+        big = [PreparedEvent("big", "test.big", 1, {"i": i, "blob": f"{i:04d}" * 100_000},
+                             {"actor": "conformance"}) for i in range(6)]
+        store.append(prepared("a", 3000), clock=clock)
+        store.append(big[:3], clock=clock)
+        store.append(prepared("a", 20, start=3000) + big[3:], clock=clock)
+        positions = list(range(1, 3000 + 3 + 20 + 3 + 1))
+        assert [e.position for e in store.read()] == positions
+        verified = list(store.read_verified(Head(0, GENESIS_HASH)))
+        assert [e.position for e in verified] == positions
+        assert [e.data["i"] for e in verified if e.stream == "big"] == list(range(6))
+        assert all(e.data["blob"] == f"{e.data['i']:04d}" * 100_000
+                   for e in verified if e.stream == "big")
+        assert [e.stream_version for e in store.read(stream="big")] == list(range(1, 7))
+
     def test_a_chain_checked_read_hands_raw_decoders_the_stored_bytes(
         self, store_harness: StoreHarness, store: EventStore
     ) -> None:
