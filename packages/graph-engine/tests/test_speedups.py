@@ -330,6 +330,45 @@ def test_damaged_stored_packs_never_crash_and_never_disagree(
         decode_both(stored[:i] + rng.choice(pieces) + stored[i + 1:], monkeypatch)
 
 
+# the pieces a string's body is made of, valid or not, at the byte level: 64 bytes at a
+# time are checked at once where they are plain, and the byte-by-byte scan decides the rest
+_PIECES = [b"a", b"G06", b'\\"', b"\\\\", b"\\/", b"\\n", b"\\t", b"\\b", b"\\f",
+           b"\\r", b"\\u00e9", b"\\u12", b"\\x", b"\\", b'"', b"\xc3\xa9", b"\xc3",
+           b"\xed\xa0\x80", b"\xf0\x9f\x98\x80", b"\x01", b"\x1f", b"\x7f", b" ", b"\xff"]
+
+
+def audit_pack(body: bytes) -> bytes:
+    return b'{"audit":"' + body + b'","columns":"a\\"b","count":0}'
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_PIECES) | st.sampled_from([b"a" * 40, b'\\"a' * 20]),
+                min_size=10, max_size=90))
+def test_long_audits_decode_the_same_with_or_without_the_split(pieces: list[bytes]) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        decode_both(audit_pack(b"".join(pieces)), monkeypatch)
+
+
+def test_each_piece_at_each_offset_of_a_long_audit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every piece (and runs of 1 to 5 backslashes) at every offset around the first two
+    64-byte boundaries of an audit whose plain bytes are an escaped JSON text, as a real
+    one's are."""
+    plain = (b'{\\"cause\\":[\\"a50000\\"],\\"t\\":1}' * 8)[:200]
+    pieces = _PIECES + [b"\\" * k for k in range(1, 6)] + [b"\\" * k + b'"' for k in range(1, 6)]
+    outcomes = []
+    for piece in pieces:
+        for at in [*range(0, 8), *range(54, 76), *range(118, 140)]:
+            for body in (plain[:at] + piece + plain[at:], plain[:at] + piece):
+                stored = audit_pack(body)
+                ok = decode_both(stored, monkeypatch) is not None
+                outcomes.append(ok)
+                if ok:  # and the compiled split found the columns, not the full parse
+                    found = _speedups.packed_split(stored)
+                    assert found is not None and found[0] == 'a"b', body
+    # about half are well formed: the scan is held to accepting them as well as refusing
+    assert 0.3 < sum(outcomes) / len(outcomes) < 0.7
+
+
 @pytest.mark.parametrize("stored", [
     b'{"audit":"","columns":"","count":0}',
     b'{"audit":"\\\\\\"","columns":"a\\"b\\\\c\\/d\\n\\t\\b\\f\\r","count":0}',

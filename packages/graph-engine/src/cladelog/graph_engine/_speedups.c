@@ -910,8 +910,69 @@ hex_digit(unsigned char c)
 /* bytes a string scan stops at: the quote, the backslash, controls and non-ASCII */
 static unsigned char string_stop[256];
 
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#include <emmintrin.h>
+#include <stdint.h>
+#define BLOCK_SCAN 1
+
+/* Bit j set where byte j of the 64 at p is `ch`. */
+static inline uint64_t
+block_eq(const __m128i v[4], char ch)
+{
+    const __m128i c = _mm_set1_epi8(ch);
+    return (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[0], c))
+           | (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[1], c)) << 16
+           | (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[2], c)) << 32
+           | (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[3], c)) << 48;
+}
+
+/* 64 bytes of a string's body at p (p is not an escaped character), in one go:
+ *   >= 0  the offset of the closing quote, everything before it plain;
+ *   -1    all 64 plain, go on at p + 64;
+ *   -2    the 63 before a final backslash plain, go on at that backslash;
+ *   -3    something the scalar scan must decide (a control or non-ASCII byte, an escaped
+ *         backslash, a \u or an invalid escape).
+ * "Plain" is what the scalar scan accepts without doubt: printable ASCII, and escapes of
+ * one of "/bfnrt. Since an escaped backslash is not plain, the byte after each backslash
+ * is the one it escapes: no run of backslashes to count. The audit of a packed event is a JSON text
+ * inside a JSON string, so a backslash every few bytes (each of its quotes is escaped):
+ * the byte-by-byte scan stops at each; this does not. */
+static inline Py_ssize_t
+block_scan(const unsigned char *p)
+{
+    __m128i v[4];
+    for (int k = 0; k < 4; k++)
+        v[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k));
+    const __m128i space = _mm_set1_epi8(0x20);
+    uint64_t odd = 0;  /* controls and non-ASCII: below 0x20 as signed bytes */
+    for (int k = 0; k < 4; k++)
+        odd |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmplt_epi8(v[k], space)) << (16 * k);
+    uint64_t bs = block_eq(v, '\\'), quote = block_eq(v, '"');
+    uint64_t escaped = bs << 1;
+    uint64_t bad = odd;
+    /* escapes of something but a quote; an escaped backslash is one of them, and not
+     * simple: so a backslash taken above for one that starts an escape is refused */
+    uint64_t other = escaped & ~quote;
+    if (other) {
+        uint64_t simple = block_eq(v, '/') | block_eq(v, 'b') | block_eq(v, 'f')
+                          | block_eq(v, 'n') | block_eq(v, 'r') | block_eq(v, 't');
+        bad |= other & ~simple;
+    }
+    uint64_t end = quote & ~escaped;
+    if (end) {
+        int at = __builtin_ctzll(end);
+        uint64_t before = at ? ~(uint64_t)0 >> (64 - at) : 0;
+        return bad & before ? -3 : at;
+    }
+    if (bad)
+        return -3;
+    return bs >> 63 ? -2 : -1;
+}
+#endif
+
 /* The index after the JSON string that starts at s[i], or -1 when it is not one that
- * json.loads of the UTF-8 bytes would accept. Nothing is built. */
+ * json.loads of the UTF-8 bytes would accept. Nothing is built. Where it can, 64 bytes
+ * are checked at a time (block_scan); the byte-by-byte scan below decides every doubt. */
 static Py_ssize_t
 skip_string(const unsigned char *s, Py_ssize_t i, Py_ssize_t n)
 {
@@ -919,35 +980,53 @@ skip_string(const unsigned char *s, Py_ssize_t i, Py_ssize_t n)
         return -1;
     i++;
     for (;;) {
-        while (i < n && !string_stop[s[i]])
-            i++;
+        /* here i is never an escaped character */
+#ifdef BLOCK_SCAN
+        while (n - i >= 64) {
+            Py_ssize_t r = block_scan(s + i);
+            if (r >= 0)
+                return i + r + 1;
+            if (r == -3)
+                break;
+            i += r == -1 ? 64 : 63;
+        }
+        Py_ssize_t stop = i + 64;  /* the scalar scan decides the next 64 bytes or so */
+#else
+        Py_ssize_t stop = n;
+#endif
         if (i >= n)
             return -1;
-        unsigned char ch = s[i];
-        if (ch == '"')
-            return i + 1;
-        if (ch == '\\') {
-            if (i + 1 >= n)
+        while (i < stop) {
+            while (i < n && !string_stop[s[i]])
+                i++;
+            if (i >= n)
                 return -1;
-            unsigned char e = s[i + 1];
-            if (e == 'u') {
-                if (n - i < 6 || !hex_digit(s[i + 2]) || !hex_digit(s[i + 3])
-                    || !hex_digit(s[i + 4]) || !hex_digit(s[i + 5]))
+            unsigned char ch = s[i];
+            if (ch == '"')
+                return i + 1;
+            if (ch == '\\') {
+                if (i + 1 >= n)
                     return -1;
-                i += 6;
-            } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n'
-                       || e == 'r' || e == 't') {
-                i += 2;
+                unsigned char e = s[i + 1];
+                if (e == 'u') {
+                    if (n - i < 6 || !hex_digit(s[i + 2]) || !hex_digit(s[i + 3])
+                        || !hex_digit(s[i + 4]) || !hex_digit(s[i + 5]))
+                        return -1;
+                    i += 6;
+                } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f'
+                           || e == 'n' || e == 'r' || e == 't') {
+                    i += 2;
+                } else {
+                    return -1;
+                }
+            } else if (ch < 0x20) {
+                return -1;
             } else {
-                return -1;
+                Py_ssize_t len = utf8_length(s + i, n - i);
+                if (len < 0)
+                    return -1;
+                i += len;
             }
-        } else if (ch < 0x20) {
-            return -1;
-        } else {
-            Py_ssize_t len = utf8_length(s + i, n - i);
-            if (len < 0)
-                return -1;
-            i += len;
         }
     }
 }
