@@ -41,8 +41,9 @@ __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
 #: How much of the database file a read maps into memory (SQLite's ``mmap_size``; beyond
 #: it, pages are copied out as without a map). Mapped pages are the page cache's, shared
-#: and reclaimable, but they count in the reading process's RSS while the read lasts.
-READ_MMAP_BYTES = 256 << 20
+#: and reclaimable, but they count in the reading process's RSS while the read lasts, so
+#: the map is kept small: a read of a larger log adds at most this much to its RSS.
+READ_MMAP_BYTES = 64 << 20
 
 SCHEMA_VERSION = 2
 WAL_AUTOCHECKPOINT_PAGES = 10_000
@@ -330,7 +331,7 @@ class SQLiteStore(EventStore):
         reader = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
         # the file read through a memory map, not copied out page by page (a graph
         # session's full replay: ~8 ms less of ~50 for 30 MB); the log only grows, so no
-        # mapped page is ever cut off
+        # mapped page is ever cut off under a reader
         reader.execute(f"PRAGMA mmap_size={READ_MMAP_BYTES}")
         try:
             cursor = reader.execute(sql, args)
