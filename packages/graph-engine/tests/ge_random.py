@@ -106,8 +106,10 @@ def random_op(rng: random.Random, eng: Engine, deleted: set[str]) -> None:
         pass
 
 
-def random_session(seed: int) -> tuple[Engine, Records, Calls]:
-    """A live engine after a random session, its records and its providers."""
+def random_session(seed: int, seen: dict[int, Any] | None = None
+                   ) -> tuple[Engine, Records, Calls]:
+    """A live engine after a random session, its records and its providers; ``seen`` gets
+    the facts each settle's snapshot holds, as that settle leaves them."""
     rng = random.Random(seed)
     calls = providers()
     records: Records = []
@@ -118,11 +120,17 @@ def random_session(seed: int) -> tuple[Engine, Records, Calls]:
                  config=EngineConfig(max_revisions=rng.choice([2, 64])),
                  sink=lambda k, d: records.append((k, d)))
     deleted: set[str] = set()
-    for _ in range(rng.randrange(2, 7)):
+
+    def settle() -> None:
         eng.settle()
+        if seen is not None:
+            seen[eng.revision] = eng.snapshot(eng.revision)
+
+    for _ in range(rng.randrange(2, 7)):
+        settle()
         for _ in range(rng.randrange(1, 6)):
             random_op(rng, eng, deleted)
-    eng.settle()
+    settle()
     return eng, records, calls
 
 

@@ -19,6 +19,7 @@ from cladelog.graph_engine import (
     ReplayError,
     Session,
     SessionError,
+    fold,
     replay_session,
     session_records,
     sessions,
@@ -31,6 +32,7 @@ from cladelog.graph_engine.events import (
     unpack_records,
 )
 from cladelog.graph_engine.fold import Unfoldable, fold_records
+from cladelog.graph_engine.jsvalue import UNDEFINED, js_same
 from ge_helpers import concept, tree
 from ge_random import Records, providers, random_session, record_session, session_tree, state
 
@@ -103,6 +105,58 @@ def test_fold_of_packed_columns_matches_live(seed: int) -> None:
     folded = fold_records(packed(records, random.Random(seed)))  # never falls back here
     assert calls.count == before
     assert state(folded) == state(live)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_snapshots_keep_what_their_settle_saw(seed: int) -> None:
+    """A settle snapshot shares each object's facts until the object's next write, which
+    copies them (GraphObject.shared): whatever comes after (writes, retractions, uncasts,
+    rollbacks, forks) leaves every kept snapshot as its settle left it, live and in every
+    replay path."""
+    seen: dict[int, Any] = {}
+    live, records, _ = random_session(seed, seen)
+    rng = random.Random(seed)
+    replays = [live, general(json.loads(json.dumps(records))),
+               fold_records(chunked(records, rng)), fold_records(packed(records, rng))]
+    for eng in replays:
+        kept = eng.revisions()
+        assert kept and set(kept) <= set(seen)
+        for revision in kept:
+            assert eng.snapshot(revision) == seen[revision], revision
+    # and going on from a replay: a write after the last settle leaves its snapshot alone
+    last = live.revisions()[-1]
+    for eng in replays:
+        for oid in eng.object_ids():
+            eng.mutate({"$$_id": oid, "v": "changed", "w": "changed"})
+        assert eng.snapshot(last) == seen[last]
+        eng.settle()
+        assert eng.snapshot(last) == seen[last]
+
+
+def test_every_write_path_copies_facts_a_snapshot_holds() -> None:
+    """Each write path on its own, on an object whose facts the last snapshot holds (the
+    sessions above write ``_rev`` first, which copies them before these paths run)."""
+    live, _, _ = random_session(3)
+    oid = live.object_ids()[0]
+
+    def context() -> tuple[Any, ...]:
+        return (live._objects, live._index, None, None, live._relink, js_same, UNDEFINED)
+
+    writes = [lambda obj: live._write(obj, "k1", 1),
+              lambda obj: live._silent_delete(obj, "k1"),
+              lambda obj: fold._write_all(live._index, live._relink, obj, obj.id, [("k2", 2)]),
+              lambda obj: fold.write_pairs_py(context(), obj, obj.id, {"k3": 3})]
+    for write in writes:
+        live.settle()
+        revision = live.revisions()[-1]
+        before = live.snapshot(revision)
+        obj = live._objects[oid]
+        assert obj.shared  # the snapshot holds its facts
+        write(obj)
+        assert not obj.shared
+        assert live.snapshot(revision) == before
+    facts = live.facts()[oid]
+    assert "k1" not in facts and facts["k2"] == 2 and facts["k3"] == 3
 
 
 def test_a_cast_after_the_window_of_its_columnar_mutation() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -9,11 +10,12 @@ from cladelog.graph_engine import (
     Engine,
     EngineConfig,
     GraphEngineError,
+    ProviderCall,
     Session,
     replay_session,
     session_records,
 )
-from ge_helpers import Calls, concept, tree
+from ge_helpers import Calls, concept, free, tree
 
 
 def doubling() -> tuple[dict[str, Any], Calls]:
@@ -207,3 +209,32 @@ class TestSessionCheckpointRollback:
             "checkpoint")  # the replay starts there, then finds it must start over
         replayed = replay_session(cladelog_env.deployment, "cb")
         assert replayed.digest() == session.engine.digest() and replayed.get("p") is None
+
+
+def test_an_async_provider_sees_writes_made_while_it_runs_after_a_snapshot() -> None:
+    """A settle snapshot shares each object's facts until its next write. A provider's
+    view of the facts still follows the object's writes: here, after a settle, an async
+    provider on x awaits while a sync one on z writes x's ``w``, and the async one then
+    reads it (a view of the facts the snapshot holds would still say nothing)."""
+    calls = Calls()
+    seen: list[Any] = []
+
+    async def slow(call: ProviderCall) -> Any:
+        for _ in range(3):
+            await asyncio.sleep(0)
+        seen.append(call.facts.get("w"))
+        return {"$$_id": call.object_id, "A": True}
+
+    calls.add("P::slow", slow)
+    calls.add("P::fast", lambda c: [{"$$_id": "x", "w": 2}, {"$$_id": c.object_id, "B": True}])
+    t = tree(concept("A", require=["peer:go", "role"], provider="P::slow"),
+             concept("B", require=["peer:go", "writer"], provider="P::fast"))
+    eng = Engine(t, providers=calls.providers,
+                 seed=free({"_id": "x", "peer": "y", "role": 1},
+                           {"_id": "z", "peer": "y", "writer": 1}, {"_id": "y"}))
+    asyncio.run(eng.asettle())
+    assert eng._objects["x"].shared  # the snapshot holds x's facts
+    eng.mutate({"$$_id": "y", "go": True})  # wakes A on x and B on z; x is not written
+    asyncio.run(eng.asettle())
+    assert seen == [2]
+    assert eng.facts()["x"]["A"] is True and eng.facts()["x"]["w"] == 2

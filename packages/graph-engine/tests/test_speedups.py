@@ -672,3 +672,90 @@ def test_parsing_and_folding_leave_no_memory_behind() -> None:
     finally:
         tracemalloc.stop()
     assert grown < 64 * 1024, f"{grown} bytes more after 200 more folds"
+
+
+# -- a new object (new_object) -------------------------------------------------------------
+
+def slots_of(obj: Any) -> dict[str, Any]:
+    from cladelog.graph_engine.objects import GraphObject
+
+    return {name: getattr(obj, name) for name in GraphObject.__slots__}
+
+
+@pytest.mark.parametrize("oid,kind", [("n1", "node"), ("s-é", "segment"), ("", "free"),
+                                      ("x" * 300, "node")])
+def test_new_object_makes_what_the_class_makes(oid: str, kind: str) -> None:
+    from cladelog.graph_engine.objects import GraphObject
+
+    made, reference = _speedups.new_object(GraphObject, oid, kind), GraphObject(oid, kind)
+    assert type(made) is GraphObject
+    assert slots_of(made) == slots_of(reference)
+    assert [type(v) for v in slots_of(made).values()] == [
+        type(v) for v in slots_of(reference).values()]
+    assert made.id is oid and made.kind is kind
+    assert gc.is_tracked(made) == gc.is_tracked(reference)
+    # its containers are its own
+    other = _speedups.new_object(GraphObject, "other", kind)
+    made.facts["k"] = 1
+    made.open.append("c")
+    made.mapped["F"] = "c"
+    assert other.facts == {"_id": "other"} and other.open == [] and other.mapped == {}
+
+
+def test_new_object_calls_a_class_it_cannot_lay_out() -> None:
+    from cladelog.graph_engine.objects import GraphObject
+
+    class Plain:  # a __dict__, no slots
+        def __init__(self, oid: str, kind: str) -> None:
+            self.args = (oid, kind)
+
+    class Partial:  # slots, but not those GraphObject.__init__ sets
+        __slots__ = ("id", "kind")
+
+        def __init__(self, oid: str, kind: str) -> None:
+            self.id, self.kind = oid, kind + "!"
+
+    for _ in range(2):  # the learned layout follows the class asked for
+        assert _speedups.new_object(Plain, "a", "node").args == ("a", "node")
+        assert _speedups.new_object(Partial, "a", "node").kind == "node!"
+        assert slots_of(_speedups.new_object(GraphObject, "a", "node")) == slots_of(
+            GraphObject("a", "node"))
+    with pytest.raises(TypeError):
+        _speedups.new_object("not a class", "a", "node")
+    with pytest.raises(TypeError):
+        _speedups.new_object(GraphObject, "a")
+
+
+def test_new_objects_are_freed() -> None:
+    from cladelog.graph_engine.objects import GraphObject
+
+    _speedups.new_object(GraphObject, "warm", "node")
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(20_000):
+            obj = _speedups.new_object(GraphObject, f"o{i}", "node")
+            obj.mapped["self"] = obj  # a cycle: the collector must see the object
+        del obj
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 200_000, grown
+
+
+def test_write_pairs_copies_facts_a_snapshot_holds() -> None:
+    from cladelog.graph_engine.jsvalue import UNDEFINED, js_same
+
+    live, _, _ = random_session(3)
+    oid = live.object_ids()[0]
+    live.settle()
+    revision = live.revisions()[-1]
+    before = live.snapshot(revision)
+    obj = live._objects[oid]
+    assert obj.shared
+    context = (live._objects, live._index, None, None, live._relink, js_same, UNDEFINED)
+    assert _speedups.write_pairs(context, obj, obj.id, {"k": 1})
+    assert not obj.shared and live._objects[oid].facts["k"] == 1
+    assert live.snapshot(revision) == before

@@ -14,7 +14,7 @@
 #include <structmember.h>
 
 static PyObject *s_facts, *s_mapped, *s_kind, *s_name, *s_id, *s_rev, *s_push, *s_segment,
-    *s_origin, *s_target;
+    *s_origin, *s_target, *s_shared;
 
 /* js_same(old, new) for the plain cases; the Python function for containers.
  * 1 same, 0 not, -1 error. */
@@ -107,6 +107,36 @@ get_slot(PyObject *obj, PyObject *name, Slot *cache)
         }
     }
     return PyObject_GetAttr(obj, name);
+}
+
+/* obj.facts, ready to be changed (a new reference; NULL with an exception): objects.own_facts,
+ * which copies them first while a settle snapshot holds them (obj.shared). */
+static PyObject *
+own_facts(PyObject *obj, Slot *facts_slot, Slot *shared_slot)
+{
+    PyObject *shared = get_slot(obj, s_shared, shared_slot);
+    if (shared == NULL)
+        return NULL;
+    int t = shared == Py_None ? 0 : PyObject_IsTrue(shared);
+    Py_DECREF(shared);
+    if (t < 0)
+        return NULL;
+    PyObject *facts = get_slot(obj, s_facts, facts_slot);
+    if (facts == NULL || !t)
+        return facts;
+    if (!PyDict_CheckExact(facts)) {
+        Py_DECREF(facts);
+        PyErr_SetString(PyExc_TypeError, "an object's facts must be a dict");
+        return NULL;
+    }
+    PyObject *copy = PyDict_Copy(facts);
+    Py_DECREF(facts);
+    if (copy == NULL || PyObject_SetAttr(obj, s_facts, copy) < 0
+        || PyObject_SetAttr(obj, s_shared, Py_None) < 0) {
+        Py_XDECREF(copy);
+        return NULL;
+    }
+    return copy;
 }
 
 /* The writes of one mutation (`n` keys and values) to `obj` (id `oid`), whose facts are
@@ -709,7 +739,7 @@ columns_run(Columns *self, PyObject *const *args, Py_ssize_t nargs)
     if (m < 0 || c < 0 || kv < 0 || m > self->nid || c > self->ncast || kv > self->nk)
         return PyErr_Format(PyExc_ValueError, "run: a cursor out of the columns");
     Slot facts_slot = {NULL, 0}, kind_slot = {NULL, 0}, mapped_slot = {NULL, 0},
-         id_slot = {NULL, 0};
+         id_slot = {NULL, 0}, shared_slot = {NULL, 0};
     PyObject *cached_cid = NULL, *cached_label = NULL, *cached_id = NULL;  /* the last cast's */
     PyObject **ahead = NULL;  /* the objects of this run's mutations, see below */
     Py_ssize_t first_m = m, nm = 0;
@@ -789,7 +819,7 @@ columns_run(Columns *self, PyObject *const *args, Py_ssize_t nargs)
                                 "columns: a mutation with more writes than the columns hold");
                 goto error;
             }
-            PyObject *facts = get_slot(obj, s_facts, &facts_slot);
+            PyObject *facts = own_facts(obj, &facts_slot, &shared_slot);
             if (facts == NULL)
                 goto error;
             /* the key index holds the object's own id, not this parsed copy of it */
@@ -1826,7 +1856,8 @@ write_pairs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_INCREF(items[n + got]);
         }
     }
-    facts = PyObject_GetAttr(obj, s_facts);
+    Slot facts_slot = {NULL, 0}, shared_slot = {NULL, 0};
+    facts = own_facts(obj, &facts_slot, &shared_slot);
     if (facts == NULL)
         goto done;
     if (!PyDict_CheckExact(facts)) {
@@ -1849,11 +1880,108 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ a new object */
+
+/* new_object(cls, oid, kind): the object cls(oid, kind) makes, for objects.GraphObject (its
+ * __init__ stays the reference): every slot None but id, kind, facts ({"_id": oid}), open
+ * ([]) and mapped ({}). The slots are learned from cls.__slots__ on first use (a class with
+ * other bases, a __dict__, or slots that are not plain object members is simply called),
+ * then written at their offsets: 10,000 objects in ~2 ms, not ~8. */
+enum { ROLE_NONE, ROLE_ID, ROLE_KIND, ROLE_FACTS, ROLE_OPEN, ROLE_MAPPED };
+#define MAX_SLOTS 32
+static struct {
+    PyTypeObject *type;  /* the class learned (a reference: no other class takes its place) */
+    int usable, n;
+    Py_ssize_t offset[MAX_SLOTS];
+    int role[MAX_SLOTS];
+} layout;
+static PyObject *s_id_fact;
+
+static int
+learn_layout(PyTypeObject *type)
+{
+    Py_INCREF(type);
+    Py_XSETREF(layout.type, type);
+    layout.usable = 0;
+    layout.n = 0;
+    if (type->tp_base != &PyBaseObject_Type || type->tp_dictoffset != 0
+        || type->tp_alloc == NULL)
+        return 0;
+    PyObject *slots = PyDict_GetItemString(type->tp_dict, "__slots__");  /* borrowed */
+    if (slots == NULL || !PyTuple_CheckExact(slots) || PyTuple_GET_SIZE(slots) > MAX_SLOTS)
+        return 0;
+    static const char *roles[] = {NULL, "id", "kind", "facts", "open", "mapped"};
+    int found = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(slots); i++) {
+        PyObject *name = PyTuple_GET_ITEM(slots, i);
+        if (!PyUnicode_CheckExact(name))
+            return 0;
+        PyObject *descr = _PyType_Lookup(type, name);  /* borrowed */
+        if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type))
+            return 0;
+        PyMemberDef *def = ((PyMemberDescrObject *)descr)->d_member;
+        if (def->type != T_OBJECT_EX || (def->flags & READONLY))
+            return 0;
+        int role = ROLE_NONE;
+        for (int r = ROLE_ID; r <= ROLE_MAPPED; r++)
+            if (PyUnicode_CompareWithASCIIString(name, roles[r]) == 0)
+                role = r;
+        found |= 1 << role;
+        layout.offset[layout.n] = def->offset;
+        layout.role[layout.n] = role;
+        layout.n++;
+    }
+    /* the five set by __init__ must all be there */
+    layout.usable = (found & 0x3e) == 0x3e;
+    return 0;
+}
+
+static PyObject *
+new_object(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyType_Check(args[0]))
+        return PyErr_Format(PyExc_TypeError, "new_object(cls, oid, kind)");
+    PyTypeObject *type = (PyTypeObject *)args[0];
+    if (type != layout.type)
+        learn_layout(type);
+    if (!layout.usable)
+        return PyObject_Vectorcall(args[0], args + 1, 2, NULL);
+    PyObject *oid = args[1], *kind = args[2];
+    PyObject *facts = PyDict_New();
+    if (facts == NULL || PyDict_SetItem(facts, s_id_fact, oid) < 0) {
+        Py_XDECREF(facts);
+        return NULL;
+    }
+    PyObject *open = PyList_New(0), *mapped = PyDict_New();
+    PyObject *obj = open && mapped ? type->tp_alloc(type, 0) : NULL;
+    if (obj == NULL) {
+        Py_DECREF(facts);
+        Py_XDECREF(open);
+        Py_XDECREF(mapped);
+        return NULL;
+    }
+    for (int i = 0; i < layout.n; i++) {
+        PyObject *value;
+        switch (layout.role[i]) {
+        case ROLE_ID: value = Py_NewRef(oid); break;
+        case ROLE_KIND: value = Py_NewRef(kind); break;
+        case ROLE_FACTS: value = facts; break;  /* the references made above */
+        case ROLE_OPEN: value = open; break;
+        case ROLE_MAPPED: value = mapped; break;
+        default: value = Py_NewRef(Py_None);
+        }
+        *(PyObject **)((char *)obj + layout.offset[i]) = value;
+    }
+    return obj;
+}
+
 static PyMethodDef methods[] = {
     {"encode_json", encode_json, METH_O,
      "encode_json(value) -> str or None: json.dumps of a pack's plain values, compact"},
     {"write_pairs", (PyCFunction)(void (*)(void))write_pairs, METH_FASTCALL,
      "write_pairs(context, obj, oid, pairs) -> bool: fold._write_all, compiled"},
+    {"new_object", (PyCFunction)(void (*)(void))new_object, METH_FASTCALL,
+     "new_object(cls, oid, kind): what cls(oid, kind) makes, for objects.GraphObject."},
     {"packed_split", packed_split, METH_O,
      "packed_split(stored) -> (columns, end) or None: a packed event's columns text from "
      "its stored bytes, without building its audit"},
@@ -1871,7 +1999,8 @@ PyInit__speedups(void)
     struct { PyObject **slot; const char *text; } names[] = {
         {&s_facts, "facts"}, {&s_mapped, "mapped"}, {&s_kind, "kind"}, {&s_name, "name"},
         {&s_id, "id"}, {&s_rev, "_rev"}, {&s_push, "__push"}, {&s_segment, "segment"},
-        {&s_origin, "originNode"}, {&s_target, "targetNode"},
+        {&s_origin, "originNode"}, {&s_target, "targetNode"}, {&s_id_fact, "_id"},
+        {&s_shared, "shared"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL)

@@ -50,7 +50,7 @@ from ._accel import compiled
 from .engine import _LINK_KEYS, _LOAD_STRIDE, Engine, EngineConfig, Provider, RecordSink
 from .events import packed_columns
 from .jsvalue import UNDEFINED, js_same
-from .objects import GraphObject
+from .objects import GraphObject, own_facts
 
 __all__ = ["Unfoldable", "apply_run_py", "fold_records", "packed_chunk", "packed_replay_data",
            "write_pairs_py"]
@@ -317,7 +317,7 @@ class _Fold:
         for item in record["items"]:
             oid = item["id"]
             obj = objects[oid] if oid in objects else eng._create(oid, item["create"] or "free")
-            obj.facts["_rev"] = rev
+            own_facts(obj)["_rev"] = rev
             changed = _write_all(eng._index, eng._relink, obj, obj.id, item["set"]) or changed
         if changed:
             eng._dirty = True
@@ -370,7 +370,7 @@ def _write_all(index: dict[str, dict[str, None]], relink: Any, obj: GraphObject,
     a replay runs none), and the effects are applied by the caller instead of being looked
     up after each write.
     """
-    facts = obj.facts
+    facts = own_facts(obj)  # (a copy when a settle snapshot holds them)
     changed = False
     for key, value in pairs:
         old = facts.get(key, UNDEFINED)
@@ -432,7 +432,7 @@ def apply_run_py(context: tuple[Any, ...], columns: tuple[list[Any], ...], order
             writes_of_last = n
             if type(n) is not int or n < 0 or kv + n > len(keys):
                 raise ValueError("columns: a mutation with more writes than the columns hold")
-            last.facts["_rev"] = rev
+            own_facts(last)["_rev"] = rev
             # the key index holds the object's own id, not the parsed copy of it
             if _write_all(index, relink, last, last.id, zip(keys[kv:kv + n],
                                                             values[kv:kv + n])):

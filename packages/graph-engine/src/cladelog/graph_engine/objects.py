@@ -6,7 +6,7 @@ from typing import Any, Final
 
 from .jsvalue import truthy
 
-__all__ = ["KINDS", "GraphObject", "present"]
+__all__ = ["KINDS", "GraphObject", "own_facts", "present"]
 
 KINDS: Final = ("node", "segment", "free")
 
@@ -30,6 +30,10 @@ class GraphObject:
     concept being applied that writes it, and ``counters`` counts the applies per concept
     label in the current settle (the apply cap, SPEC §1.11).
 
+    ``shared`` is True while the last settle snapshot holds ``facts`` itself (a snapshot
+    copies no facts): every write path calls :func:`own_facts` (or tests ``shared`` and does
+    what it does) before it changes them.
+
     ``quiet`` holds the open concept ids that discovery may pass over unchanged: each was
     found waiting for a local fact at the last discovery (on the concept tree ``synced``), and
     neither that fact nor its flag has been written since (the write path drops the concepts
@@ -38,7 +42,8 @@ class GraphObject:
     """
 
     __slots__ = ("applying", "callbacks", "counters", "facts", "followers", "id", "incoming",
-                 "kind", "mapped", "open", "outgoing", "quiet", "synced", "waiting", "watches")
+                 "kind", "mapped", "open", "outgoing", "quiet", "shared", "synced", "waiting",
+                 "watches")
 
     def __init__(self, oid: str, kind: str) -> None:
         self.id = oid
@@ -60,6 +65,9 @@ class GraphObject:
         self.counters: dict[str, int] | None = None
         self.quiet: dict[str, None] | None = None
         self.synced: object = None
+        # True while a settle snapshot holds this very facts dict: the next write to the
+        # object copies it first (copy on write; None otherwise)
+        self.shared: bool | None = None
 
     def __repr__(self) -> str:
         return f"GraphObject({self.id!r}, {self.kind})"
@@ -68,3 +76,12 @@ class GraphObject:
 def present(value: Any) -> bool:
     """A flag counts as present when it is truthy or exactly ``false`` (Q5: not 0 or "")."""
     return value is False or truthy(value)
+
+
+def own_facts(obj: GraphObject) -> dict[str, Any]:
+    """``obj.facts``, ready to be changed: a copy of them first when a settle snapshot holds
+    them (``obj.shared``), so that the snapshot keeps what it saw."""
+    if obj.shared:
+        obj.facts = dict(obj.facts)
+        obj.shared = None
+    return obj.facts
