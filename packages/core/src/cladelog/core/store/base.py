@@ -377,7 +377,11 @@ def paged_rows(fetch: Callable[[int], list[Any]]) -> Iterator[Any]:
             if not page:
                 return
             yield page
-            size = max(1, min(PAGE_ROWS, PAGE_BYTES // (len(page[-1][6]) + 1)))
+            try:
+                n = len(page[-1][6])
+            except TypeError:  # a column of another type (a damaged log): the read that
+                n = 0          # checks the row says what is wrong, not the paging
+            size = max(1, min(PAGE_ROWS, PAGE_BYTES // (n + 1)))
 
     return itertools.chain.from_iterable(pages())
 
