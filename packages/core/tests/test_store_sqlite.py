@@ -260,3 +260,31 @@ def test_a_store_made_before_the_replace_trigger_gets_it_when_opened(sqlite_harn
         sqlite_harness.raw_execute(again, "INSERT OR REPLACE INTO events SELECT * FROM events "
                                           "WHERE position = 1")
     assert again.verify().ok
+
+
+@pytest.mark.parametrize("value", [7, 2.5, None])
+def test_a_damaged_data_column_at_the_end_of_a_page_is_named(sqlite_harness, value):  # type: ignore[no-untyped-def]
+    """Reads size their pages by the data of a page's last row (16 rows first): a damaged
+    one there is reported at its position, like anywhere else."""
+    import sqlite3
+
+    from cladelog.core.errors import ChainError
+    from cladelog.core.events import GENESIS_HASH
+    from cladelog.core.store.base import Head
+    from cladelog.core.testing.conformance import clock, prepared
+
+    store = sqlite_harness.new()
+    store.append(prepared("a", 20), clock=clock)
+    db = sqlite3.connect(store.path, isolation_level=None)
+    db.execute("DROP TRIGGER events_no_update")
+    if value is None:  # NOT NULL: the database itself refuses this one
+        with pytest.raises(sqlite3.IntegrityError):
+            db.execute("UPDATE events SET data = NULL WHERE position = 16")
+        return
+    db.execute("UPDATE events SET data = ? WHERE position = 16", (value,))
+    db.close()
+    with pytest.raises(ChainError) as caught:
+        list(store.read_verified(Head(0, GENESIS_HASH)))
+    assert caught.value.position == 16
+    report = store.verify()
+    assert not report.ok and report.position == 16
