@@ -69,5 +69,5 @@ def test_a_data_column_of_another_type_does_not_stop_the_paging() -> None:
     """A damaged log may hold anything in a column: the paging reads on, and the read
     that checks each row says what is wrong (ChainError), not the paging."""
     cur = Cursor([10] * 40)
-    cur.rows = [r[:6] + (bad,) + r[7:] for r, bad in zip(cur.rows, [None, 7, 1.5, b"x"] * 10)]
+    cur.rows = [(*r[:6], bad, *r[7:]) for r, bad in zip(cur.rows, [None, 7, 1.5, b"x"] * 10)]
     assert [r[0] for r in paged_rows(cur.fetchmany)] == list(range(40))
