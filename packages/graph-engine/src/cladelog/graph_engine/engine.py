@@ -1836,6 +1836,7 @@ def _normalize_seed(seed: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: The compiled ``new_object(cls, oid, kind)``: what ``GraphObject(oid, kind)`` makes, ~4x
-#: faster (None without the compiled module; ``GraphObject.__init__`` is the reference).
+#: The compiled ``new_object(cls, oid, kind)``: what ``GraphObject(oid, kind)`` makes, in
+#: about 0.4 µs instead of 0.7 (None without the compiled module; ``GraphObject.__init__``
+#: is the reference).
 _NEW_OBJECT: Final = compiled("new_object")
