@@ -506,13 +506,14 @@ parse_counts(Parser *p, Py_ssize_t **out, Py_ssize_t *count)
     return r;
 }
 
+/* Drops the references of an array of `n` (NULL items allowed) and frees it. */
 static void
 free_values(PyObject **items, Py_ssize_t n)
 {
     if (items == NULL)
         return;
     for (Py_ssize_t i = 0; i < n; i++)
-        Py_DECREF(items[i]);
+        Py_XDECREF(items[i]);
     PyMem_Free(items);
 }
 
@@ -701,17 +702,6 @@ prefetch_table(PyObject *dict, int lines)
     }
 }
 
-/* Drops the references of an array of `n` (some NULL) and frees it. */
-static void
-release(PyObject **items, Py_ssize_t n)
-{
-    if (items == NULL)
-        return;
-    for (Py_ssize_t i = 0; i < n; i++)
-        Py_XDECREF(items[i]);
-    PyMem_Free(items);
-}
-
 static PyObject *
 columns_run(Columns *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -892,14 +882,14 @@ columns_run(Columns *self, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *out = Py_BuildValue("(nnnOnOO)", m, c, kv, last, writes_of_last, top,
                                   changed ? Py_True : Py_False);
-    release(ahead, nm);
+    free_values(ahead, nm);
     Py_XDECREF(cached_label);
     Py_XDECREF(cached_id);
     Py_DECREF(last);
     Py_DECREF(top);
     return out;
 error:
-    release(ahead, nm);
+    free_values(ahead, nm);
     Py_XDECREF(cached_label);
     Py_XDECREF(cached_id);
     Py_DECREF(last);
