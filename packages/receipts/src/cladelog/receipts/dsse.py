@@ -41,8 +41,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cladelog.core.strictjson import JSONInputError, loads_strict
 from cladelog.core.canonical import CanonicalError, canonical_bytes
+from cladelog.core.strictjson import JSONInputError, loads_strict
 
 __all__ = [
     "PAYLOAD_TYPE_INTOTO",
