@@ -55,9 +55,18 @@ _EXPORTS = {
     "JSONInputError": "strictjson",
     "loads_strict": "strictjson",
     "read_json_file": "strictjson",
+    "EXIT_BAD_INPUT": "errors",
+    "EXIT_FAILED": "errors",
+    "exit_code": "errors",
+    "fail": "cli",
+    "pass_deployment": "cli",
+    "find_config": "config",
+    "lazy_exports": "lazy",
 }
 
 __all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_FAILED",
     "GENESIS_HASH",
     "HOOKSPEC_VERSION",
     "CanonicalError",
@@ -94,10 +103,15 @@ __all__ = [
     "canonical_digest",
     "chain_hash",
     "encode_body",
+    "exit_code",
+    "fail",
+    "find_config",
     "hookimpl",
     "hookspec",
+    "lazy_exports",
     "loads_strict",
     "open_store",
+    "pass_deployment",
     "read_json_file",
     "replay",
     "state_digest",
@@ -105,9 +119,12 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .canonical import CanonicalError, canonical_bytes, canonical_digest
-    from .config import DeploymentConfig
+    from .cli import fail, pass_deployment
+    from .config import DeploymentConfig, find_config
     from .deployment import Deployment
     from .errors import (
+        EXIT_BAD_INPUT,
+        EXIT_FAILED,
         ChainError,
         CladelogError,
         ConcurrencyError,
@@ -117,6 +134,7 @@ if TYPE_CHECKING:
         StoreError,
         UnknownEventTypeError,
         VerificationError,
+        exit_code,
     )
     from .events import GENESIS_HASH, NewEvent, RecordedEvent, chain_hash, encode_body
     from .gate import GateResult, Vote

@@ -28,6 +28,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from .errors import InputError
+
 __all__ = [
     "MAX_DEPTH",
     "MAX_SAFE_INTEGER",
@@ -72,8 +74,9 @@ def _make_fast_dumps() -> Callable[[Any], str]:
 _fast_dumps = _make_fast_dumps()
 
 
-class CanonicalError(ValueError):
-    """A value cannot be encoded canonically; the message names its path."""
+class CanonicalError(InputError):
+    """A value cannot be encoded canonically; the message names its path (an
+    :class:`~cladelog.core.InputError`, so also a ``ValueError``)."""
 
 
 def es6_number(value: float) -> str:

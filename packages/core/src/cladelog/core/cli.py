@@ -49,8 +49,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "fail", "main", "pass_deployment", "read_json_file"]
 
-EXIT_FAILED = 1
-EXIT_BAD_INPUT = 2
+from .errors import EXIT_BAD_INPUT, EXIT_FAILED  # noqa: E402
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 _BUILTIN = (
@@ -245,8 +245,9 @@ class _ToolEntry:
 
 
 def _guard(call: Callable[[], Any]) -> Any:
-    """Map cladelog's errors to exit codes with a one-line message."""
-    from .errors import CladelogError, VerificationError
+    """Map cladelog's errors to exit codes (:func:`cladelog.core.errors.exit_code`) with a
+    one-line message."""
+    from .errors import EXIT_INTERNAL, CladelogError, exit_code
 
     try:
         result = call()
@@ -260,10 +261,8 @@ def _guard(call: Callable[[], Any]) -> Any:
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(141) from None
-    except VerificationError as exc:
-        raise _Failure(str(exc), EXIT_FAILED) from None
-    except CladelogError as exc:
-        raise _Failure(str(exc), EXIT_BAD_INPUT) from None
+    except CladelogError as exc:  # one line, even where a value in it holds a newline
+        raise _Failure(" ".join(str(exc).split()), exit_code(exc) or EXIT_BAD_INPUT) from None
     except KeyboardInterrupt:
         raise _Failure("interrupted", 130) from None
     except Exception as exc:
@@ -271,7 +270,7 @@ def _guard(call: Callable[[], Any]) -> Any:
             raise
         raise _Failure(
             f"internal error: {type(exc).__name__}: {exc} (CLADELOG_DEBUG=1 shows a traceback)",
-            70,
+            EXIT_INTERNAL,
         ) from None
 
 

@@ -145,6 +145,8 @@ from typing import Final, Literal
 
 import attrs
 
+from .errors import InputError
+
 __all__ = [
     "INTERVAL_METHOD",
     "MAX_BOUND",
@@ -191,7 +193,7 @@ _T_VALUE_CHECK: Final[float] = 1e-5
 _BISECTION_LIMIT: Final[int] = 4000
 
 
-class EloInputError(ValueError):
+class EloInputError(InputError):
     """Invalid input to an Elo/SPRT function; the message names the field."""
 
 

@@ -1,9 +1,11 @@
 """The exceptions cladelog raises.
 
 Every error that reaches an operator carries a one-line message that names
-the field, position or setting concerned. The CLI maps them to exit codes:
-:class:`InputError` and :class:`ConfigError` (and their subclasses) exit 2,
-:class:`VerificationError` exits 1.
+the field, position or setting concerned. The CLI maps them to exit codes
+(:func:`exit_code`): :class:`VerificationError` (and its subclasses) exits 1, every
+other :class:`CladelogError` (:class:`InputError`, :class:`ConfigError`, ...) exits 2.
+Plugins derive their errors from these classes, so that none of them reaches the
+CLI as an "internal error" (exit 70, kept for bugs).
 """
 
 from __future__ import annotations
@@ -19,7 +21,12 @@ __all__ = [
     "StoreError",
     "UnknownEventTypeError",
     "VerificationError",
+    "exit_code",
 ]
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 70
 
 
 class CladelogError(Exception):
@@ -82,3 +89,14 @@ class ProjectionError(CladelogError):
         super().__init__(f"position {position}: {what} failed: {reason}")
         self.position = position
         self.projection = projection
+
+
+def exit_code(exc: BaseException) -> int | None:
+    """The exit code of the ``cladelog`` command line for ``exc``: 1 for a
+    :class:`VerificationError`, 2 for any other :class:`CladelogError`, ``None`` for an
+    exception that is not cladelog's (a bug: the CLI reports it as an internal error, 70)."""
+    if isinstance(exc, VerificationError):
+        return EXIT_FAILED
+    if isinstance(exc, CladelogError):
+        return EXIT_BAD_INPUT
+    return None

@@ -57,9 +57,13 @@ OnScored = Callable[["ScoredFork"], None]
 
 
 class _BadInput(click.ClickException):
-    """Bad input or usage: one line on stderr, exit code 2."""
+    """Bad input or usage: one line on stderr, exit code 2 (or core's code for the error)."""
 
     exit_code = EXIT_BAD_INPUT
+
+    def __init__(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.exit_code = code
 
     def show(self, file: IO[Any] | None = None) -> None:
         line = self.message.encode("ascii", "backslashreplace").decode("ascii")
@@ -67,13 +71,26 @@ class _BadInput(click.ClickException):
 
 
 class _OneLineCommand(click.Command):
-    """A command whose usage errors are reported as one ``error:`` line."""
+    """A command whose usage errors and cladelog errors are reported as one ``error:`` line.
+
+    Under the ``cladelog`` root command core's CLI would map the errors itself; these
+    commands also run without it (``python -m cladelog.fork_score``, the ``fork-score``
+    script), so they apply core's mapping (:func:`cladelog.core.exit_code`) here.
+    """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
             raise _BadInput(exc.format_message()) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from cladelog.core import CladelogError, exit_code
+
+        try:
+            return super().invoke(ctx)
+        except CladelogError as exc:  # ForkScoreError is an InputError
+            raise _BadInput(str(exc), exit_code(exc) or EXIT_BAD_INPUT) from None
 
 
 def _number(text: str | None, option: str) -> float | None:
@@ -130,9 +147,7 @@ def _open_deployment(ctx: click.Context, need: str | None) -> Any:
     ``need`` names the option that requires one (then a missing deployment, or
     one that does not enable fork-score, is bad input).
     """
-    from cladelog.core.cli import pass_deployment
-    from cladelog.core.config import find_config
-    from cladelog.core.errors import CladelogError
+    from cladelog.core import find_config, pass_deployment
 
     path = find_config(ctx.find_root().params.get("config"))
     if not path.exists():
@@ -143,10 +158,7 @@ def _open_deployment(ctx: click.Context, need: str | None) -> Any:
     def current(dep: Any) -> Any:
         return dep
 
-    try:
-        deployment = pass_deployment(current)()  # type: ignore[call-arg]
-    except CladelogError as exc:
-        raise _BadInput(str(exc)) from None
+    deployment = pass_deployment(current)()  # type: ignore[call-arg]
     if "fork-score" not in deployment.plugin_versions:
         if need is not None:
             raise _BadInput(f"{need}: fork-score is not enabled in the deployment {path}")
@@ -225,8 +237,6 @@ def score_command(
     With --branch-set, also append a fork_score.branch_scored event. Exit 0 on
     ACCEPT or MARGINAL, 1 on REJECT, 2 on bad input (nothing appended).
     """
-    from cladelog.fork_score.errors import ForkScoreError
-
     given: dict[str, float | int | None] = {
         "capital_delta": _number(capital_delta, "--capital-delta"),
         "selfmodel_calibration_gain": _number(
@@ -248,15 +258,11 @@ def score_command(
 
         recorded.append(record_branch_score(deployment, result, **branch))
 
-    from cladelog.core.errors import CladelogError
     from cladelog.fork_score.service import ScoringContext, scoring_context
 
-    try:
-        context = ScoringContext() if deployment is None else scoring_context(deployment)
-        result = run_score(parent_path, child_path, weights_path, scalars,
-                           on_scored=record if branch else None, context=context)
-    except (ForkScoreError, CladelogError) as exc:
-        raise _BadInput(str(exc)) from None
+    context = ScoringContext() if deployment is None else scoring_context(deployment)
+    result = run_score(parent_path, child_path, weights_path, scalars,
+                       on_scored=record if branch else None, context=context)
     doc = result.to_dict()
     if recorded:
         event = recorded[0]
@@ -305,14 +311,10 @@ def branch_set() -> None:
 @click.pass_context
 def branch_set_list(ctx: click.Context, as_json: bool) -> None:
     """List every recorded branch set with its density and best branch."""
-    from cladelog.core.errors import CladelogError
     from cladelog.fork_score.branch_sets import list_branch_sets
 
     deployment = _open_deployment(ctx, "branch-set list")
-    try:
-        sets = list_branch_sets(deployment)
-    except CladelogError as exc:
-        raise _BadInput(str(exc)) from None
+    sets = list_branch_sets(deployment)
     if as_json:
         click.echo(json.dumps({"branch_sets": [s.to_dict() for s in sets]}, sort_keys=True))
         return
@@ -335,17 +337,12 @@ def branch_set_show(
     ctx: click.Context, branch_set_id: str, temperature: str | None, as_json: bool
 ) -> None:
     """Show the branches of branch set ID, best first, with softmax weights."""
-    from cladelog.core.errors import CladelogError
     from cladelog.fork_score.branch_sets import default_temperature, rank_branches
-    from cladelog.fork_score.errors import ForkScoreError
 
     temp = _number(temperature, "--temperature")
     deployment = _open_deployment(ctx, "branch-set show")
-    try:
-        used = default_temperature(deployment) if temp is None else temp
-        ranked = rank_branches(deployment, branch_set_id, used)
-    except (ForkScoreError, CladelogError) as exc:
-        raise _BadInput(str(exc)) from None
+    used = default_temperature(deployment) if temp is None else temp
+    ranked = rank_branches(deployment, branch_set_id, used)
     if not ranked:
         raise _BadInput(f"branch set {branch_set_id!r:.60}: nothing recorded under this id")
     if as_json:

@@ -1,6 +1,8 @@
 """``cladelog graph``: run scenarios as recorded sessions, validate trees, replay sessions.
 
-Exit codes: 0 success, 1 validation errors (``validate``), 2 bad or unreadable input.
+Exit codes: 0 success, 1 validation errors (``validate``), 2 bad or unreadable input
+(a :class:`~cladelog.graph_engine.errors.GraphEngineError` is a core ``InputError``, which
+core's CLI reports as one line, exit 2).
 Only click is imported at start-up; the engine is imported inside the command bodies.
 """
 
@@ -14,7 +16,7 @@ __all__ = ["graph"]
 
 
 def _fail_input(exc: Exception) -> Any:
-    from cladelog.core.cli import fail
+    from cladelog.core import fail
 
     fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
@@ -58,9 +60,7 @@ def run_cmd(scenario: str, out: str | None, session_id: str | None) -> None:
     import json
     from pathlib import Path
 
-    from cladelog.core.cli import pass_deployment, read_json_file
-
-    from .errors import GraphEngineError
+    from cladelog.core import pass_deployment, read_json_file
 
     @pass_deployment
     def body(dep: Any) -> None:
@@ -71,10 +71,7 @@ def run_cmd(scenario: str, out: str | None, session_id: str | None) -> None:
             _fail_input(ValueError(f"{scenario}: a scenario must be a JSON object"))
         name = data.get("name") if isinstance(data.get("name"), str) else None
         sid = session_id or _default_session(dep, name or Path(scenario).stem)
-        try:
-            result = run_recorded_scenario(dep, data, sid)
-        except GraphEngineError as exc:
-            _fail_input(exc)
+        result = run_recorded_scenario(dep, data, sid)
         text = json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False)
         if out is None:
             click.echo(text)
@@ -117,7 +114,7 @@ def validate_cmd(tree: str, palette: tuple[str, ...], strict: bool,
     import json
     import sys
 
-    from cladelog.core.cli import pass_deployment
+    from cladelog.core import pass_deployment
 
     from .errors import GraphEngineError
     from .tree import load_tree
@@ -136,12 +133,7 @@ def validate_cmd(tree: str, palette: tuple[str, ...], strict: bool,
         def registered(dep: Any) -> list[str]:
             from .sessions import plugin_providers
 
-            try:
-                found = plugin_providers(dep)
-            except GraphEngineError as exc:
-                _fail_input(exc)
-                raise  # pragma: no cover - _fail_input exits
-            return sorted(found)
+            return sorted(plugin_providers(dep))
 
         extra = registry_issues(raw, registered())  # type: ignore[call-arg]
         report = ValidationReport(report.errors + tuple(extra), report.warnings)
@@ -169,18 +161,13 @@ def replay_cmd(session_id: str, as_json: bool) -> None:
     import json
     import sys
 
-    from cladelog.core.cli import pass_deployment
-
-    from .errors import GraphEngineError
+    from cladelog.core import pass_deployment
 
     @pass_deployment
     def body(dep: Any) -> None:
         from .sessions import replay_session
 
-        try:
-            engine = replay_session(dep, session_id)
-        except GraphEngineError as exc:
-            _fail_input(exc)
+        engine = replay_session(dep, session_id)
         facts = engine.facts()
         failed = engine.run_failed
         doc = {"session": session_id, "revision": engine.revision, "digest": engine.digest(),

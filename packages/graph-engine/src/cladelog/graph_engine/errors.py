@@ -1,11 +1,14 @@
 """Exception types of the graph engine.
 
 Every error raised from the public API on bad input is a subclass of
-:class:`GraphEngineError`, itself a :class:`ValueError`. Messages are one line and name the
+:class:`GraphEngineError`, itself a :class:`cladelog.core.InputError` (and so a
+:class:`ValueError`): the ``cladelog`` command line reports it as one line, exit 2. Messages are one line and name the
 field path and the problem.
 """
 
 from __future__ import annotations
+
+from cladelog.core import InputError
 
 __all__ = [
     "ConceptTreeError",
@@ -18,7 +21,7 @@ __all__ = [
 ]
 
 
-class GraphEngineError(ValueError):
+class GraphEngineError(InputError):
     """Base class of every graph-engine input error."""
 
 

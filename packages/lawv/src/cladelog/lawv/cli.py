@@ -3,41 +3,23 @@
 Exit codes: 0 ok (and for a check: CONTINUE, WARNING, GAP, DEFECTIVE), 1 a
 HALT verdict from ``check``, 2 bad input or usage with one line
 ``error: <path>: <problem>`` on stderr and nothing appended. Only click is
-imported at start-up; everything else inside the command bodies.
+imported at start-up (and core's CLI helpers); everything else inside the command
+bodies. Errors are core's to report: a Law V input error is an InputError (exit 2).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
+from cladelog.core import pass_deployment
 
 if TYPE_CHECKING:
     from cladelog.core import Deployment
     from cladelog.lawv.commands import MeasurementInput
 
 __all__ = ["lawv"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _deployment_command(fn: F) -> F:
-    """Give the command the open deployment and turn Law V input errors into exit 2."""
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from cladelog.core.cli import fail, pass_deployment
-        from cladelog.lawv.errors import LawVInputError
-
-        try:
-            return pass_deployment(fn)(*args, **kwargs)
-        except LawVInputError as exc:
-            fail(str(exc))
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _echo_json(doc: Any) -> None:
@@ -66,14 +48,14 @@ def contract() -> None:
 
 @contract.command("add")
 @click.argument("file", metavar="FILE")
-@_deployment_command
+@pass_deployment
 def contract_add(dep: Deployment, file: str) -> None:
     """Register a contract version from a JSON file (versions must increase).
 
     Registering an identical document again does nothing. A version registered
     while a window is open governs from the next check on (see the README).
     """
-    from cladelog.core.cli import read_json_file
+    from cladelog.core import read_json_file
     from cladelog.lawv.commands import add_contract
 
     _echo_added(add_contract(dep, read_json_file(file), source=file), "contract v", "registered")
@@ -89,7 +71,7 @@ def _echo_added(outcome: Any, label: str, verb: str) -> None:
 
 @contract.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@_deployment_command
+@pass_deployment
 def contract_list(dep: Deployment, as_json: bool) -> None:
     """List the registered contract versions and the one governing the next check."""
     from cladelog.lawv.ledger import governing_contract
@@ -124,10 +106,10 @@ def measure() -> None:
 
 @measure.command("add")
 @click.argument("file", metavar="FILE")
-@_deployment_command
+@pass_deployment
 def measure_add(dep: Deployment, file: str) -> None:
     """Record an anchor measurement from a JSON file (ids are unique)."""
-    from cladelog.core.cli import read_json_file
+    from cladelog.core import read_json_file
     from cladelog.lawv.commands import add_measurement
 
     _echo_added(add_measurement(dep, read_json_file(file), source=file), "measurement ",
@@ -136,7 +118,7 @@ def measure_add(dep: Deployment, file: str) -> None:
 
 @measure.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@_deployment_command
+@pass_deployment
 def measure_list(dep: Deployment, as_json: bool) -> None:
     """List the recorded measurements."""
     from cladelog.lawv.projections import PROJECTION_NAME
@@ -162,7 +144,7 @@ def _measurement_arg(value: str | None, label: str) -> MeasurementInput | None:
     """A file path (read now) if such a file exists, else the id of a recorded measurement."""
     from pathlib import Path
 
-    from cladelog.core.cli import read_json_file
+    from cladelog.core import read_json_file
     from cladelog.lawv.commands import MeasurementInput
 
     if value is None:
@@ -181,7 +163,7 @@ def _measurement_arg(value: str | None, label: str) -> MeasurementInput | None:
 @click.option("--to-seq", "to_seq", type=click.IntRange(min=0), default=None,
               help="End the window at this register seq (default: the register head).")
 @click.option("--json", "as_json", is_flag=True, help="Print the recorded check as JSON.")
-@_deployment_command
+@pass_deployment
 def check(dep: Deployment, old: str | None, new: str | None, to_seq: int | None,
           as_json: bool) -> None:
     """Run the next Law V check and record it (exit 1 on HALT).
@@ -189,7 +171,7 @@ def check(dep: Deployment, old: str | None, new: str | None, to_seq: int | None,
     MEASUREMENT is a file (recorded in the same batch) or a recorded id. A
     missing measurement makes the check a GAP.
     """
-    from cladelog.core.cli import EXIT_FAILED
+    from cladelog.core import EXIT_FAILED
     from cladelog.lawv.commands import run_check
 
     outcome = run_check(dep, old=_measurement_arg(old, "--old"),
@@ -219,7 +201,7 @@ def check(dep: Deployment, old: str | None, new: str | None, to_seq: int | None,
 @click.option("--decision", required=True, type=click.Choice(["resume", "keep-halted"]))
 @click.option("--reviewer", required=True, metavar="NAME")
 @click.option("--reason", required=True, metavar="TEXT")
-@_deployment_command
+@pass_deployment
 def review(dep: Deployment, check_ref: str, decision: str, reviewer: str, reason: str) -> None:
     """Record a human review of a HALT check: resume (unblock) or keep-halted."""
     from cladelog.lawv.commands import add_review
@@ -237,7 +219,7 @@ def review(dep: Deployment, check_ref: str, decision: str, reviewer: str, reason
 @click.option("--limit", type=click.IntRange(min=0), default=10, show_default=True,
               help="How many of the last checks to list.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@_deployment_command
+@pass_deployment
 def status(dep: Deployment, limit: int, as_json: bool) -> None:
     """The current Law V state: what blocks, the next check, R over the last checks."""
     from cladelog.lawv.projections import PROJECTION_NAME
@@ -253,7 +235,7 @@ def status(dep: Deployment, limit: int, as_json: bool) -> None:
 @lawv.command("explain")
 @click.argument("check_ref", metavar="CHECK")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@_deployment_command
+@pass_deployment
 def explain(dep: Deployment, check_ref: str, as_json: bool) -> None:
     """The full arithmetic of a check, re-evaluated from its recorded inputs."""
     from cladelog.lawv.projections import PROJECTION_NAME

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from cladelog.core import InputError
+
 __all__ = ["LawVInputError"]
 
 
-class LawVInputError(ValueError):
+class LawVInputError(InputError):
     """Malformed input to the Law V check.
 
     The one-line message starts with the path of the offending field, e.g.

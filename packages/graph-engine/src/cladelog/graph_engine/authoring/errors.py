@@ -1,4 +1,5 @@
-"""Exception types of the authoring modules (all :class:`ValueError` subclasses)."""
+"""Exception types of the authoring modules (all :class:`~cladelog.graph_engine.errors.GraphEngineError`, so core
+:class:`~cladelog.core.InputError` subclasses)."""
 
 from __future__ import annotations
 
