@@ -56,3 +56,64 @@ def test_plugins_import_no_other_plugin(folder: str, module: str) -> None:
             for name in names:
                 assert not any(name == o or name.startswith(o + ".") for o in others), (
                     f"{path.relative_to(ROOT)} imports {name}")
+
+
+#: Core's public modules besides ``cladelog.core`` itself: a plugin may import the names in
+#: their ``__all__`` (documented in packages/core/README.md). ``cladelog.core.cli`` offers
+#: plugins only ``main`` (to run a command in-process); its helpers are in ``cladelog.core``.
+PUBLIC_CORE_MODULES = ("canonical", "strictjson", "fields", "elo", "hookspecs", "store",
+                       "testing", "transparency")
+
+
+def _public_core_names(module: str) -> set[str] | None:
+    """The names a plugin may import from ``module``; None when the module is not public."""
+    if module == "cladelog.core.cli":
+        return {"main"}
+    if module != "cladelog.core" and module.removeprefix("cladelog.core.") \
+            not in PUBLIC_CORE_MODULES:
+        return None
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError:  # a public module another branch adds
+        return None
+    names = set(mod.__all__)
+    if module == "cladelog.core":
+        names |= set(PUBLIC_CORE_MODULES)  # ``from cladelog.core import elo``
+    return names
+
+
+PLUGIN_SOURCES = [ROOT / "packages" / f / "src" for f in PACKAGES if f != "core"] + [
+    ROOT / "packages" / "demo" / "src", *sorted((ROOT / "examples").glob("*/src"))]
+
+
+@pytest.mark.parametrize("src", PLUGIN_SOURCES, ids=lambda p: p.parent.name)
+def test_plugins_import_only_public_core_names(src: Path) -> None:
+    """Plugins import only core's public names (issue 22): nothing from a private module
+    (``cladelog.core.cli``'s helpers, ``cladelog.core.lazy``, ``cladelog.core.events`` ...)
+    and no name outside a public module's ``__all__``."""
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("cladelog.core") and alias.name != "cladelog.core" \
+                            and _public_core_names(alias.name) is None:
+                        found.append(f"{where} imports {alias.name}")
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
+                    and (node.module == "cladelog.core"
+                         or node.module.startswith("cladelog.core.")):
+                allowed = _public_core_names(node.module)
+                for alias in node.names:
+                    if allowed is None or alias.name not in allowed:
+                        found.append(f"{where} imports {alias.name} from {node.module}")
+    assert not found, "\n".join(found)
+
+
+def test_the_public_import_check_sees_a_private_import() -> None:
+    assert _public_core_names("cladelog.core.cli") == {"main"}
+    assert _public_core_names("cladelog.core.lazy") is None
+    assert _public_core_names("cladelog.core.events") is None
+    assert "canonical_bytes" in (_public_core_names("cladelog.core.canonical") or ())
+    assert "pass_deployment" in (_public_core_names("cladelog.core") or ())

@@ -79,7 +79,7 @@ def notes() -> None:
               help="A tag (repeatable); none: the default_tag setting.")
 def add(text: str, tags: tuple[str, ...]) -> None:
     """Append a note."""
-    from cladelog.core.cli import pass_deployment
+    from cladelog.core import pass_deployment
 
     from .commands import add_note
 
@@ -96,7 +96,7 @@ def show() -> None:
     """Print the note index as JSON."""
     import json
 
-    from cladelog.core.cli import pass_deployment
+    from cladelog.core import pass_deployment
 
     @pass_deployment
     def run(dep: Any) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from cladelog.core.cli import EXIT_BAD_INPUT, EXIT_FAILED, fail
+from cladelog.core import EXIT_BAD_INPUT, EXIT_FAILED, fail
 
 __all__ = ["demo", "report"]
 

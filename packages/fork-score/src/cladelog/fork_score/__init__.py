@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cladelog.core.lazy import lazy_exports
+from cladelog.core import lazy_exports
 
 if TYPE_CHECKING:
     from cladelog.fork_score.batteries import BATTERIES, EFFICIENCY_FAMILIES, RATE_KEYS

@@ -59,7 +59,7 @@ import math
 from typing import Any
 
 import attrs
-from cladelog.core.registry import EventType
+from cladelog.core import EventType
 from cladelog.fork_score.terms import (
     _IDENTIFIER,  # the syntax of term and weight names, shared with ScoringTerm
     BUILTIN_TERM_NAMES,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cladelog.core.gate import Vote
+from cladelog.core import Vote
 
 __all__ = ["PLUGIN_NAME", "gate_vote"]
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cladelog.core import PluginInfo
 from cladelog.core.hookspecs import hookimpl
-from cladelog.core.plugins import PluginInfo
 from cladelog.fork_score.settings import ForkScoreSettings
 
 __all__ = [
@@ -51,7 +51,7 @@ def cladelog_add_hookspecs(pluginmanager: Any) -> None:
 @hookimpl
 def cladelog_configure(deployment: Any) -> None:
     """Check the settings, the term plugins' hook-spec versions, the terms and weights file."""
-    from cladelog.core.errors import ConfigError
+    from cladelog.core import ConfigError
     from cladelog.fork_score.errors import ForkScoreError
     from cladelog.fork_score.hookspecs import HOOKSPEC_VERSION
     from cladelog.fork_score.service import scoring_context

@@ -29,8 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cladelog.core.events import RecordedEvent
-from cladelog.core.projections import Projection
+from cladelog.core import Projection, RecordedEvent
 
 __all__ = ["BRANCH_SETS", "CANDIDATES", "PROJECTIONS"]
 

@@ -176,7 +176,7 @@ def record_branch_score(
     The event goes to the stream ``fork_score.branch_set:<branch_set_id>``; its
     ``recorded_at`` (given by the log) is the time of the scoring.
     """
-    from cladelog.core.events import NewEvent
+    from cladelog.core import NewEvent
 
     payload = branch_scored_payload(result, branch_set_id=branch_set_id, branch_id=branch_id,
                                     parent_root=parent_root, child_root=child_root)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cladelog.core.lazy import lazy_exports
+from cladelog.core import lazy_exports
 
 if TYPE_CHECKING:
     from .canon import canon_facts, canon_value, compile_fact_schema, digest, norm_token

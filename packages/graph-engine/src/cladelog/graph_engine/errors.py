@@ -2,8 +2,8 @@
 
 Every error raised from the public API on bad input is a subclass of
 :class:`GraphEngineError`, itself a :class:`cladelog.core.InputError` (and so a
-:class:`ValueError`): the ``cladelog`` command line reports it as one line, exit 2. Messages are one line and name the
-field path and the problem.
+:class:`ValueError`): the ``cladelog`` command line reports it as one line, exit 2.
+Messages are one line and name the field path and the problem.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cladelog.core.lazy import lazy_exports
+from cladelog.core import lazy_exports
 
 # Bound eagerly, before anything can import the submodule ``cladelog.lawv.evaluate``
 # on its own: the import system would otherwise set the package attribute

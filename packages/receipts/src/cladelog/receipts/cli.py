@@ -24,7 +24,7 @@ __all__ = ["receipts"]
 
 
 def _register() -> Register:
-    from cladelog.core.cli import pass_deployment
+    from cladelog.core import pass_deployment
 
     from .register import Register
 
@@ -53,17 +53,10 @@ def _write_out(text: str, out: str | None) -> None:
 
 
 def _read_text(path: str) -> str:
-    """A UTF-8 text file ('-' for stdin), with one-line errors."""
-    from .errors import ReceiptInputError
+    """A UTF-8 text file ('-' for stdin), with one-line errors (core's reader)."""
+    from cladelog.core.strictjson import read_text
 
-    try:
-        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    except OSError as exc:
-        raise ReceiptInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ReceiptInputError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
+    return read_text(path)
 
 
 def _vkeys(values: tuple[str, ...], option: str) -> list[str]:
@@ -260,7 +253,7 @@ def show(seq: int) -> None:
 @click.option("--strict", is_flag=True, help="Also fail on entries recorded with flags.")
 def verify(as_json: bool, strict: bool) -> None:
     """Check every signature, the entry chain, the recomputations and the checkpoints."""
-    from cladelog.core.cli import fail
+    from cladelog.core import fail
 
     report = _register().verify()
     ok = report.ok and not (strict and report.flagged)
@@ -324,7 +317,7 @@ def sign(file: str, key_file: str, out: str | None) -> None:
     knows as its log key is refused (exit 2); a key that is not a registered,
     unrevoked oracle key signs with a warning, since 'add' would refuse it.
     """
-    from cladelog.core.cli import read_json_file
+    from cladelog.core import read_json_file
 
     from .errors import EntryError
     from .receipt import make_receipt
@@ -445,7 +438,7 @@ def verify_proof(file: str, log_keys: tuple[str, ...], leaf: str | None,
     Exit 1 when a signature or the proof does not verify; exit 2 for malformed
     input (a key, the proof file, its checkpoint note or the leaf envelope).
     """
-    from cladelog.core.cli import fail, read_json_file
+    from cladelog.core import fail, read_json_file
 
     from .errors import ReceiptInputError
     from .proofs import (

@@ -10,7 +10,7 @@ the field path or the register position concerned.
 
 from __future__ import annotations
 
-from cladelog.core.errors import InputError, VerificationError
+from cladelog.core import InputError, VerificationError
 
 __all__ = [
     "ClaimMismatchError",

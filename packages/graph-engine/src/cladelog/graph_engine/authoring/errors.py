@@ -1,5 +1,7 @@
-"""Exception types of the authoring modules (all :class:`~cladelog.graph_engine.errors.GraphEngineError`, so core
-:class:`~cladelog.core.InputError` subclasses)."""
+"""Exception types of the authoring modules.
+
+All are :class:`~cladelog.graph_engine.errors.GraphEngineError` subclasses, so core
+:class:`~cladelog.core.InputError` subclasses too."""
 
 from __future__ import annotations
 
