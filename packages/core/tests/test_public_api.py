@@ -13,6 +13,7 @@ MODULES = [
     "cladelog.core.elo",
     "cladelog.core.cli",
     "cladelog.core.strictjson",
+    "cladelog.core.fields",
     "cladelog.core.testing",
 ]
 

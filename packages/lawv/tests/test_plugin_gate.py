@@ -154,7 +154,7 @@ def test_review_errors(lawv_ready: Any) -> None:
     before = len(lawv.events())
     with pytest.raises(LawVInputError, match=r"^--check: check-1 is WARNING; only HALT"):
         _review(lawv, "check-1", "resume")
-    with pytest.raises(LawVInputError, match=r"^--check: no such check, got 'check-9'"):
+    with pytest.raises(LawVInputError, match=r"^--check: no such check, got string 'check-9'"):
         _review(lawv, "check-9", "resume")
     with pytest.raises(LawVInputError, match=r"^--decision: must be one of"):
         _review(lawv, "check-1", "maybe")

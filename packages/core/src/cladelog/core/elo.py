@@ -145,6 +145,7 @@ from typing import Final, Literal
 
 import attrs
 
+from .canonical import MAX_SAFE_INTEGER
 from .errors import InputError
 
 __all__ = [
@@ -176,7 +177,7 @@ REGULARIZATION_EPSILON: Final[float] = 1e-3
 #: :func:`score_to_elo` clamps its argument into ``[SCORE_CLAMP, 1 - SCORE_CLAMP]``.
 SCORE_CLAMP: Final[float] = 1e-3
 #: Largest accepted single count (the largest integer a double holds exactly).
-MAX_COUNT: Final[int] = 2**53 - 1
+MAX_COUNT: Final[int] = MAX_SAFE_INTEGER
 #: Largest accepted magnitude of an Elo or normalized-Elo SPRT bound.
 MAX_BOUND: Final[float] = 2000.0
 #: Normalized Elo per unit of per-game t-value: ``800 / ln(10)``.

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import attrs
-from cladelog.fork_score._strict import finite_number, safe_count, short_text
+from cladelog.core.fields import finite_number, safe_count, short_text
 from cladelog.fork_score.errors import BatteryInputError
 
 __all__ = [

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
-from cladelog.fork_score._strict import short_text
+from cladelog.core.fields import short_text
 from cladelog.fork_score.errors import BranchSetError
 from cladelog.fork_score.settings import DEFAULT_SOFTMAX_TEMPERATURE
 

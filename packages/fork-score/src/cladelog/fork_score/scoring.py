@@ -44,7 +44,7 @@ from types import MappingProxyType
 from typing import Any
 
 import attrs
-from cladelog.fork_score._strict import finite_number, safe_count, short_text
+from cladelog.core.fields import finite_number, safe_count, short_text
 from cladelog.fork_score.batteries import read_battery_result
 from cladelog.fork_score.deltas import HARD_REGRESSION_FLOOR, compare
 from cladelog.fork_score.errors import ScalarInputError, WeightsError

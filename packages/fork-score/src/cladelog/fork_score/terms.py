@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
-from cladelog.fork_score._strict import short_text
+from cladelog.core.fields import short_text
 from cladelog.fork_score.errors import ScoringTermError
 
 __all__ = [

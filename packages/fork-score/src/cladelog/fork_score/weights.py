@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 from cladelog.core.canonical import canonical_bytes
-from cladelog.fork_score._strict import short_text
+from cladelog.core.fields import short_text
 from cladelog.fork_score.errors import WeightsError
 from cladelog.fork_score.jsonio import load_json_file
 from cladelog.fork_score.terms import (

@@ -25,6 +25,7 @@ from cladelog.core.canonical import canonical_digest
 from ._accel import compiled
 from .errors import GraphEngineError, ReplayError, TemplateError
 from .expr import compile_expression
+from .jsvalue import MAX_SAFE as _SAFE
 from .jsvalue import UNDEFINED, js_same, to_fact_value, truthy
 from .objects import GraphObject, own_facts, present
 from .paths import FactView, compile_path, resolve, satisfies_require
@@ -42,7 +43,6 @@ __all__ = [
 
 RecordSink = Callable[[str, dict[str, Any]], None]
 _LINK_KEYS: Final = ("originNode", "targetNode")
-_SAFE: Final = 2**53 - 1
 _LOAD_STRIDE: Final = 2**53  # replay keys effects by (load number, revision)
 _intern: Final = sys.intern
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})

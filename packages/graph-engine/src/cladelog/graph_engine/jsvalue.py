@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from cladelog.core.canonical import es6_number
+from cladelog.core.fields import MAX_SAFE_INTEGER
 
 __all__ = [
     "MAX_SAFE",
@@ -47,7 +48,7 @@ __all__ = [
     "truthy",
 ]
 
-MAX_SAFE: Final = 2**53 - 1
+MAX_SAFE: Final = MAX_SAFE_INTEGER
 
 
 class Undefined:

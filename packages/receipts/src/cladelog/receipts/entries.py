@@ -29,6 +29,7 @@ from typing import Any, Final
 
 import attrs
 from cladelog.core.canonical import CanonicalError, canonical_bytes
+from cladelog.core.fields import MAX_SAFE_INTEGER
 
 from .errors import EntryError
 
@@ -64,7 +65,7 @@ SPRT_MODELS: Final = ("logistic", "normalized")
 #: ``prev`` of the entry with seq 0.
 GENESIS_PREV: Final = "0" * 64
 #: Largest accepted count or sequence number (the largest integer a double holds exactly).
-MAX_COUNT: Final = 2**53 - 1
+MAX_COUNT: Final = MAX_SAFE_INTEGER
 _MAX_CLAIM: Final = 1e9  # magnitude bound of a claimed Elo, half-width or LLR
 _MAX_BOUND: Final = 2000.0  # SPRT bounds, as cladelog.core.elo.MAX_BOUND
 _MAX_NAME: Final = 256
