@@ -24,13 +24,47 @@ def test_package_layout(folder: str, module: str) -> None:
     pkg = ROOT / "packages" / folder
     meta = tomllib.loads((pkg / "pyproject.toml").read_text())["project"]
     assert meta["name"] == f"cladelog-{folder}"
-    assert meta["version"].count(".") == 2
+    assert "version" not in meta and meta["dynamic"] == ["version"]  # one source: __init__
     for name in ("README.md", "CHANGELOG.md", "tests"):
         assert (pkg / name).exists(), f"{folder} lacks {name}"
     # PEP 420: the shared namespace has no __init__.py in any package
     assert not (pkg / "src" / "cladelog" / "__init__.py").exists()
     init = pkg / "src" / Path(*module.split(".")) / "__init__.py"
     assert "__all__" in init.read_text()
+
+
+@pytest.mark.parametrize("folder,module", [*PACKAGES.items(), ("demo", "cladelog.demo")])
+def test_one_version_source(folder: str, module: str) -> None:
+    """The version is written once, as ``__version__`` in the package's ``__init__.py``:
+    the build reads it there (hatch), and the installed metadata, the plugin's
+    ``PluginInfo`` (which every event's meta records) and core's CLI agree with it."""
+    from importlib.metadata import version
+
+    pkg = ROOT / "packages" / folder
+    hatch = tomllib.loads((pkg / "pyproject.toml").read_text())["tool"]["hatch"]["version"]
+    init = pkg / hatch["path"]
+    assert init == pkg / "src" / Path(*module.split(".")) / "__init__.py"
+    mod = importlib.import_module(module)
+    assert f'__version__ = "{mod.__version__}"' in init.read_text()
+    assert version(f"cladelog-{folder}") == mod.__version__
+    written = [p for p in pkg.joinpath("src").rglob("*.py")
+               if f'"{mod.__version__}"' in p.read_text(encoding="utf-8") and p != init]
+    # fork-score's estimator version is another thing that happens to read the same
+    assert [p.name for p in written] in ([], ["events.py"]), written
+    if folder != "demo":
+        plugin = importlib.import_module(f"{module}.plugin") if folder != "core" else None
+        if plugin is not None:
+            assert plugin.PLUGIN.version == mod.__version__
+
+
+def test_core_version_is_what_the_cli_and_the_event_meta_say() -> None:
+    from cladelog.core import __version__
+    from cladelog.core.cli import main
+    from cladelog.core.deployment import CORE_VERSION
+    from click.testing import CliRunner
+
+    assert CORE_VERSION == __version__ == "0.1.0"  # the value events recorded so far hold
+    assert CliRunner().invoke(main, ["--version"]).output == f"cladelog, version {__version__}\n"
 
 
 @pytest.mark.parametrize("module", PACKAGES.values())

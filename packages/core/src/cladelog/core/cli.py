@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
+from . import __version__
 from ._gc import gc_paused
 
 # Importing builds many long-lived objects, which trigger collections that find nothing
@@ -278,7 +279,7 @@ def _guard(call: Callable[[], Any]) -> Any:
 @click.option("-c", "--config", metavar="FILE", envvar="CLADELOG_CONFIG",
               help="Deployment file (default: ./cladelog.toml, or $CLADELOG_CONFIG).")
 @click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug) to stderr.")
-@click.version_option("0.1.0", prog_name="cladelog")
+@click.version_option(__version__, prog_name="cladelog")
 @click.pass_context
 def main(ctx: click.Context, config: str | None, verbose: int) -> None:
     """cladelog: an append-only, hash-chained event log with plugins that derive

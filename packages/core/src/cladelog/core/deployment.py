@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from . import builtin
+from . import __version__, builtin
 from ._gc import gc_paused
 from .config import DeploymentConfig
 from .errors import ConfigError, InputError
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Deployment"]
 
-CORE_VERSION = "0.1.0"
+CORE_VERSION = __version__  # the event meta records it
 
 
 def _check_stream(stream: Any, where: str) -> None:

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 
 from cladelog.core import lazy_exports
 
+__version__ = "0.1.0"
+
 if TYPE_CHECKING:
     from cladelog.fork_score.batteries import BATTERIES, EFFICIENCY_FAMILIES, RATE_KEYS
     from cladelog.fork_score.branch_sets import (
@@ -141,6 +143,7 @@ __all__ = [
     "Verdict",
     "WeightSet",
     "WeightsError",
+    "__version__",
     "battery_result_schema",
     "branch_set_density",
     "collect_terms",

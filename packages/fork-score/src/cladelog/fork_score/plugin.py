@@ -21,6 +21,7 @@ from typing import Any
 
 from cladelog.core import PluginInfo
 from cladelog.core.hookspecs import hookimpl
+from cladelog.fork_score import __version__
 from cladelog.fork_score.settings import ForkScoreSettings
 
 __all__ = [
@@ -35,7 +36,7 @@ __all__ = [
 
 PLUGIN = PluginInfo(
     name="fork-score",
-    version="0.1.0",
+    version=__version__,
     settings=ForkScoreSettings,
     description="ForkScore of (parent, child) battery results; branch sets; gate vote",
 )

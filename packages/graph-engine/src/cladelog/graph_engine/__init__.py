@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 from cladelog.core import lazy_exports
 
+__version__ = "0.1.0"
+
 if TYPE_CHECKING:
     from .canon import canon_facts, canon_value, compile_fact_schema, digest, norm_token
     from .engine import Engine, EngineConfig, Provider, ProviderCall, RecordSink, SettleReport
@@ -126,6 +128,7 @@ __all__ = [
     "SettleReport",
     "TemplateError",
     "ValidationReport",
+    "__version__",
     "build_tree",
     "canon_facts",
     "canon_value",

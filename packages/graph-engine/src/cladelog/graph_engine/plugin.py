@@ -12,6 +12,7 @@ from typing import Any
 
 from cladelog.core import PluginInfo, hookimpl
 
+from . import __version__
 from .settings import GraphEngineSettings
 
 __all__ = [
@@ -24,7 +25,7 @@ __all__ = [
 
 PLUGIN = PluginInfo(
     name="graph-engine",
-    version="0.1.0",
+    version=__version__,
     settings=GraphEngineSettings,
     description="the reactive concept-graph engine, event-sourced sessions",
 )

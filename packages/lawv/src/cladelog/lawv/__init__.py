@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from cladelog.core import lazy_exports
 
+__version__ = "0.1.0"
+
 # Bound eagerly, before anything can import the submodule ``cladelog.lawv.evaluate``
 # on its own: the import system would otherwise set the package attribute
 # ``evaluate`` to that module instead of the function. ``evaluate.py`` imports its
@@ -96,6 +98,7 @@ __all__ = [
     "Measurement",
     "MonteCarloBand",
     "Stage",
+    "__version__",
     "absolute_value",
     "claimed_gains",
     "classify",

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cladelog.core import PluginInfo, hookimpl
+from cladelog.lawv import __version__
 from cladelog.lawv.gate import LawVSettings
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ __all__ = [
 
 PLUGIN = PluginInfo(
     name="lawv",
-    version="0.1.0",
+    version=__version__,
     requires=("receipts",),
     settings=LawVSettings,
     description="Law V: R = dA / S against a fixed anchor set; HALT blocks until reviewed",

@@ -7,12 +7,12 @@ from typing import Any
 import click
 from cladelog.core import ConfigError, PluginInfo, hookimpl
 
+from . import __version__
 from .settings import ON_MISMATCH, ReceiptsSettings
 
 __all__ = ["PLUGIN", "cladelog_cli_commands", "cladelog_configure", "cladelog_event_types",
            "cladelog_projections"]
 
-__version__ = "0.1.0"
 
 PLUGIN = PluginInfo(
     name="receipts", version=__version__, settings=ReceiptsSettings,
