@@ -151,3 +151,25 @@ def test_the_public_import_check_sees_a_private_import() -> None:
     assert _public_core_names("cladelog.core.events") is None
     assert "canonical_bytes" in (_public_core_names("cladelog.core.canonical") or ())
     assert "pass_deployment" in (_public_core_names("cladelog.core") or ())
+
+
+@pytest.mark.parametrize("folder", [*PACKAGES, "demo"])
+def test_runtime_dependencies_are_imported_by_the_package(folder: str) -> None:
+    """A runtime dependency is one the package's own source imports; what only the tests
+    import (rfc8785, say) belongs in the ``test`` extra."""
+    import re
+
+    pkg = ROOT / "packages" / folder
+    meta = tomllib.loads((pkg / "pyproject.toml").read_text())["project"]
+    imported: set[str] = set()
+    for path in pkg.joinpath("src").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                imported.add(node.module.split(".")[0])
+    for requirement in meta["dependencies"]:
+        name = re.split(r"[<>=!\[; ]", requirement, maxsplit=1)[0]
+        if name.startswith("cladelog-"):
+            continue
+        assert name.replace("-", "_").lower() in imported, f"{folder}: {name} is not imported"
