@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import pkgutil
 import tomllib
 from pathlib import Path
 
@@ -103,8 +104,8 @@ def _public_core_names(module: str) -> set[str] | None:
     """The names a plugin may import from ``module``; None when the module is not public."""
     if module == "cladelog.core.cli":
         return {"main"}
-    if module != "cladelog.core" and module.removeprefix("cladelog.core.") \
-            not in PUBLIC_CORE_MODULES:
+    if module != "cladelog.core" and module.removeprefix("cladelog.core.").split(".")[0] \
+            not in PUBLIC_CORE_MODULES:  # a public package's modules are public too
         return None
     try:
         mod = importlib.import_module(module)
@@ -113,6 +114,8 @@ def _public_core_names(module: str) -> set[str] | None:
     names = set(mod.__all__)
     if module == "cladelog.core":
         names |= set(PUBLIC_CORE_MODULES)  # ``from cladelog.core import elo``
+    elif hasattr(mod, "__path__"):  # ``from cladelog.core.transparency import merkle``
+        names |= {m.name for m in pkgutil.iter_modules(mod.__path__) if m.name[0] != "_"}
     return names
 
 
