@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_exports"]
+__all__ = ["exports_from_source", "lazy_exports"]
 
 
 def lazy_exports(
@@ -37,3 +37,27 @@ def lazy_exports(
         return sorted({*namespace, *exports})
 
     return __getattr__, __dir__
+
+
+def exports_from_source(init_file: str) -> dict[str, str]:
+    """A package's export list, read from the re-export lines of its ``__init__.py``.
+
+    The list is written once, for type checkers and for this function alike, as one
+    ``from .module import name as name`` line a name (the redundant alias is what marks a
+    re-export, PEP 484), normally inside ``if TYPE_CHECKING:``. Returns ``{name: module}``
+    for :func:`lazy_exports`. Plain text, no :mod:`ast`: the CLI imports this at start-up.
+    """
+    exports: dict[str, str] = {}
+    with open(init_file, encoding="utf-8") as fh:
+        source = fh.read()
+    for line in source.splitlines():
+        text = line.split("#", 1)[0].strip()
+        if not text.startswith("from .") or " import " not in text:
+            continue
+        module, _, rest = text[len("from ."):].partition(" import ")
+        name, _, alias = rest.partition(" as ")
+        if name.strip() and name.strip() == alias.strip():
+            exports[name.strip()] = module.strip()
+    if not exports:
+        raise ImportError(f"{init_file}: no 'from .module import name as name' export lines")
+    return exports
