@@ -2,7 +2,7 @@
 
 Each benchmark measures cladelog and a baseline in the same run and prints
 rates and ratios; nothing here is a pass/fail test. Names: core, and those the
-plugin benchmarks add (see benchmarks/README.md).
+plugin benchmarks add (see benchmarks/README.md; their history is docs/benchmarks-history.md).
 """
 
 from __future__ import annotations
