@@ -65,6 +65,7 @@ if TYPE_CHECKING:  # the export list: one public name a line
     from .strictjson import JSONInputError as JSONInputError
     from .strictjson import loads_strict as loads_strict
     from .strictjson import read_json_file as read_json_file
+    from .tables import echo_table as echo_table
 
 
 _EXPORTS = exports_from_source(__file__)

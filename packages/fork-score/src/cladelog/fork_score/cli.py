@@ -321,10 +321,11 @@ def branch_set_list(ctx: click.Context, as_json: bool) -> None:
     if not sets:
         click.echo("no branch sets recorded")
         return
-    click.echo(f"{'BRANCH SET':<24} {'BRANCHES':>8}  {'BEST BRANCH':<24} {'SCORE':>10}  PARENT")
-    for s in sets:
-        click.echo(f"{s.branch_set_id:<24} {s.density:>8}  {s.best_branch_id:<24} "
-                   f"{s.best_score:>10.6f}  {', '.join(s.parent_roots)}")
+    from cladelog.core import echo_table
+
+    echo_table(["BRANCH SET", "BRANCHES", "BEST BRANCH", "SCORE", "PARENT"],
+               [(s.branch_set_id, s.density, s.best_branch_id, f"{s.best_score:.6f}",
+                 ", ".join(s.parent_roots)) for s in sets], right=["BRANCHES", "SCORE"])
 
 
 @branch_set.command(name="show", cls=_OneLineCommand)
@@ -351,10 +352,12 @@ def branch_set_show(
                                "branches": [b.to_dict() for b in ranked]}, sort_keys=True))
         return
     click.echo(f"branch set {branch_set_id}: {len(ranked)} branch(es), temperature {used:g}")
-    click.echo(f"{'RANK':>4}  {'BRANCH':<24} {'SCORE':>10} {'WEIGHT':>8}  {'VERDICT':<8}  FLAGS")
-    for b in ranked:
-        click.echo(f"{b.rank:>4}  {b.branch_id:<24} {b.score:>10.6f} {b.weight:>8.4f}  "
-                   f"{b.verdict:<8}  {', '.join(b.flags) or '-'}")
+    from cladelog.core import echo_table
+
+    echo_table(["RANK", "BRANCH", "SCORE", "WEIGHT", "VERDICT", "FLAGS"],
+               [(b.rank, b.branch_id, f"{b.score:.6f}", f"{b.weight:.4f}", b.verdict,
+                 ", ".join(b.flags) or "-") for b in ranked],
+               right=["RANK", "SCORE", "WEIGHT"])
 
 
 @click.group(name="fork-score")

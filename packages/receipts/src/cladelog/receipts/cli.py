@@ -205,10 +205,12 @@ def add(file: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def list_(kind: str | None, candidate: str | None, epoch: int | None, as_json: bool) -> None:
     """List register entries, oldest first."""
+    from cladelog.core import echo_table
+
     from .projections import entries_in_window
 
     state = _register().state()
-    header = not as_json
+    rows = []
     for e in entries_in_window(state, -1, state["size"] - 1):
         cand = e.get("candidate") or {}
         label = f"{cand.get('name')}@{cand.get('version')}" if cand else ""
@@ -234,10 +236,9 @@ def list_(kind: str | None, candidate: str | None, epoch: int | None, as_json: b
         else:
             detail = f"reverts seq {e.get('reverts')}"
         flags = f"  [{', '.join(e['flags'])}]" if e["flags"] else ""
-        if header:  # printed above the first row only: no match prints nothing
-            click.echo(f"{'SEQ':>6}  {'KIND':<12}  {'CANDIDATE':<24}  DETAIL  [FLAGS]")
-            header = False
-        click.echo(f"{e['seq']:>6}  {e['kind']:<12}  {label:<24}  {detail}{flags}")
+        rows.append((e["seq"], e["kind"], label, f"{detail}{flags}"))
+    # no match prints nothing, not even the header
+    echo_table(["SEQ", "KIND", "CANDIDATE", "DETAIL  [FLAGS]"], rows, right=["SEQ"])
 
 
 @receipts.command("show")
@@ -366,16 +367,18 @@ def key_revoke(key_ref: str, from_seq: int | None, reason: str) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def key_list(as_json: bool) -> None:
     """List registered keys, their role and validity."""
+    from cladelog.core import echo_table
+
     state = _register().state()
     keys = sorted(state["keys"].items())
-    if keys and not as_json:
-        click.echo(f"{'ROLE':<7} {'KEY':<40} VALIDITY")
-    for ref, k in keys:
-        if as_json:
+    if as_json:
+        for ref, k in keys:
             _echo_json({"key_ref": ref} | k)
-            continue
-        valid = "valid" if k["revoked_from"] is None else f"revoked from seq {k['revoked_from']}"
-        click.echo(f"{k['role']:<7} {ref:<40} {valid}")
+        return
+    echo_table(["ROLE", "KEY", "VALIDITY"], [
+        (k["role"], ref,
+         "valid" if k["revoked_from"] is None else f"revoked from seq {k['revoked_from']}")
+        for ref, k in keys])
 
 
 # -- the Merkle log ----------------------------------------------------------------------
