@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +15,20 @@ from cladelog.core import CladelogError, InputError, VerificationError, exit_cod
 from cladelog.core.cli import main
 from click.testing import CliRunner
 
-ERROR_MODULES = [
-    "cladelog.fork_score.errors",
-    "cladelog.lawv.errors",
-    "cladelog.graph_engine.errors",
-    "cladelog.graph_engine.authoring.errors",
-    "cladelog.receipts.errors",
-    "cladelog.demo.errors",
-]
+
+def _error_modules() -> list[str]:
+    """Every ``errors`` module of every installed cladelog package but core's."""
+    import cladelog
+
+    found = []
+    for info in pkgutil.walk_packages(cladelog.__path__, "cladelog."):
+        if info.name.rsplit(".", 1)[-1] == "errors" and not info.name.startswith(
+                "cladelog.core."):
+            found.append(info.name)
+    return sorted(found)
+
+
+ERROR_MODULES = _error_modules()
 
 
 def _error_classes() -> list[type[Exception]]:
@@ -59,6 +66,9 @@ def _expected_code(cls: type[Exception]) -> int:
 
 
 def test_every_plugin_error_is_a_cladelog_error() -> None:
+    assert {"cladelog.fork_score.errors", "cladelog.lawv.errors", "cladelog.graph_engine.errors",
+            "cladelog.graph_engine.authoring.errors", "cladelog.receipts.errors",
+            "cladelog.demo.errors"} <= set(ERROR_MODULES)
     assert len(ERRORS) >= 20
     for cls in ERRORS:
         assert issubclass(cls, CladelogError), cls

@@ -14,7 +14,7 @@ def test_every_exported_name_resolves() -> None:
 
 
 def test_all_matches_the_lazy_table() -> None:
-    assert sorted(pkg.__all__) == sorted(pkg._EXPORTS)
+    assert sorted(pkg.__all__) == sorted([*pkg._EXPORTS, "__version__"])
     assert len(set(pkg.__all__)) == len(pkg.__all__)
 
 

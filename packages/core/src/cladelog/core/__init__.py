@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .lazy import exports_from_source
+from .lazy import exports_from_source as exports_from_source  # exported, and used below
 from .lazy import lazy_exports as lazy_exports  # exported, and used below
 
 __version__ = "0.1.0"

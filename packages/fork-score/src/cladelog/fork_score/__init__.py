@@ -20,144 +20,54 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cladelog.core import lazy_exports
+from cladelog.core import exports_from_source, lazy_exports
 
 __version__ = "0.1.0"
 
-if TYPE_CHECKING:
-    from cladelog.fork_score.batteries import BATTERIES, EFFICIENCY_FAMILIES, RATE_KEYS
-    from cladelog.fork_score.branch_sets import (
-        BranchSetSummary,
-        RankedBranch,
-        branch_set_density,
-        list_branch_sets,
-        rank_branches,
-        softmax_weights,
-    )
-    from cladelog.fork_score.deltas import (
-        EFFICIENCY_DAMPING,
-        HARD_REGRESSION_FLOOR,
-        INFINITE_BONUS_CAP,
-        NEG_INF_REGRESSION,
-    )
-    from cladelog.fork_score.errors import (
-        BatteryInputError,
-        BranchSetError,
-        ForkScoreError,
-        JsonFileError,
-        ScalarInputError,
-        ScoringTermError,
-        WeightsError,
-    )
-    from cladelog.fork_score.events import ESTIMATOR_VERSION, BranchScored
-    from cladelog.fork_score.jsonio import battery_result_schema
-    from cladelog.fork_score.result import SIGNAL_FLOOR, ScoredFork, Verdict
-    from cladelog.fork_score.scoring import SCALAR_DEFAULTS, score
-    from cladelog.fork_score.service import (
-        ScoringContext,
-        collect_terms,
-        record_branch_score,
-        scoring_context,
-    )
-    from cladelog.fork_score.settings import DEFAULT_SOFTMAX_TEMPERATURE, ForkScoreSettings
-    from cladelog.fork_score.terms import ScoringTerm
-    from cladelog.fork_score.weights import (
-        DEFAULT_WEIGHTS,
-        WeightSet,
-        default_weights,
-        load_weights,
-        weights_from_json,
-        weights_id,
-    )
-
-_EXPORTS: dict[str, str] = {
-    "BATTERIES": "batteries",
-    "EFFICIENCY_FAMILIES": "batteries",
-    "RATE_KEYS": "batteries",
-    "BranchSetSummary": "branch_sets",
-    "RankedBranch": "branch_sets",
-    "branch_set_density": "branch_sets",
-    "list_branch_sets": "branch_sets",
-    "rank_branches": "branch_sets",
-    "softmax_weights": "branch_sets",
-    "ESTIMATOR_VERSION": "events",
-    "BranchScored": "events",
-    "ScoringContext": "service",
-    "collect_terms": "service",
-    "record_branch_score": "service",
-    "scoring_context": "service",
-    "DEFAULT_SOFTMAX_TEMPERATURE": "settings",
-    "ForkScoreSettings": "settings",
-    "EFFICIENCY_DAMPING": "deltas",
-    "HARD_REGRESSION_FLOOR": "deltas",
-    "INFINITE_BONUS_CAP": "deltas",
-    "NEG_INF_REGRESSION": "deltas",
-    "BatteryInputError": "errors",
-    "BranchSetError": "errors",
-    "ForkScoreError": "errors",
-    "JsonFileError": "errors",
-    "ScalarInputError": "errors",
-    "ScoringTermError": "errors",
-    "WeightsError": "errors",
-    "battery_result_schema": "jsonio",
-    "SIGNAL_FLOOR": "result",
-    "ScoredFork": "result",
-    "Verdict": "result",
-    "SCALAR_DEFAULTS": "scoring",
-    "score": "scoring",
-    "ScoringTerm": "terms",
-    "DEFAULT_WEIGHTS": "weights",
-    "WeightSet": "weights",
-    "default_weights": "weights",
-    "load_weights": "weights",
-    "weights_from_json": "weights",
-    "weights_id": "weights",
-}
-
-__all__ = [
-    "BATTERIES",
-    "DEFAULT_SOFTMAX_TEMPERATURE",
-    "DEFAULT_WEIGHTS",
-    "EFFICIENCY_DAMPING",
-    "EFFICIENCY_FAMILIES",
-    "ESTIMATOR_VERSION",
-    "HARD_REGRESSION_FLOOR",
-    "INFINITE_BONUS_CAP",
-    "NEG_INF_REGRESSION",
-    "RATE_KEYS",
-    "SCALAR_DEFAULTS",
-    "SIGNAL_FLOOR",
-    "BatteryInputError",
-    "BranchScored",
-    "BranchSetError",
-    "BranchSetSummary",
-    "ForkScoreError",
-    "ForkScoreSettings",
-    "JsonFileError",
-    "RankedBranch",
-    "ScalarInputError",
-    "ScoredFork",
-    "ScoringContext",
-    "ScoringTerm",
-    "ScoringTermError",
-    "Verdict",
-    "WeightSet",
-    "WeightsError",
-    "__version__",
-    "battery_result_schema",
-    "branch_set_density",
-    "collect_terms",
-    "default_weights",
-    "list_branch_sets",
-    "load_weights",
-    "rank_branches",
-    "record_branch_score",
-    "score",
-    "scoring_context",
-    "softmax_weights",
-    "weights_from_json",
-    "weights_id",
-]
+if TYPE_CHECKING:  # the export list, written once: one public name a line
+    from .batteries import BATTERIES as BATTERIES
+    from .batteries import EFFICIENCY_FAMILIES as EFFICIENCY_FAMILIES
+    from .batteries import RATE_KEYS as RATE_KEYS
+    from .branch_sets import BranchSetSummary as BranchSetSummary
+    from .branch_sets import RankedBranch as RankedBranch
+    from .branch_sets import branch_set_density as branch_set_density
+    from .branch_sets import list_branch_sets as list_branch_sets
+    from .branch_sets import rank_branches as rank_branches
+    from .branch_sets import softmax_weights as softmax_weights
+    from .deltas import EFFICIENCY_DAMPING as EFFICIENCY_DAMPING
+    from .deltas import HARD_REGRESSION_FLOOR as HARD_REGRESSION_FLOOR
+    from .deltas import INFINITE_BONUS_CAP as INFINITE_BONUS_CAP
+    from .deltas import NEG_INF_REGRESSION as NEG_INF_REGRESSION
+    from .errors import BatteryInputError as BatteryInputError
+    from .errors import BranchSetError as BranchSetError
+    from .errors import ForkScoreError as ForkScoreError
+    from .errors import JsonFileError as JsonFileError
+    from .errors import ScalarInputError as ScalarInputError
+    from .errors import ScoringTermError as ScoringTermError
+    from .errors import WeightsError as WeightsError
+    from .events import ESTIMATOR_VERSION as ESTIMATOR_VERSION
+    from .events import BranchScored as BranchScored
+    from .jsonio import battery_result_schema as battery_result_schema
+    from .result import SIGNAL_FLOOR as SIGNAL_FLOOR
+    from .result import ScoredFork as ScoredFork
+    from .result import Verdict as Verdict
+    from .scoring import SCALAR_DEFAULTS as SCALAR_DEFAULTS
+    from .scoring import score as score
+    from .service import ScoringContext as ScoringContext
+    from .service import collect_terms as collect_terms
+    from .service import record_branch_score as record_branch_score
+    from .service import scoring_context as scoring_context
+    from .settings import DEFAULT_SOFTMAX_TEMPERATURE as DEFAULT_SOFTMAX_TEMPERATURE
+    from .settings import ForkScoreSettings as ForkScoreSettings
+    from .terms import ScoringTerm as ScoringTerm
+    from .weights import DEFAULT_WEIGHTS as DEFAULT_WEIGHTS
+    from .weights import WeightSet as WeightSet
+    from .weights import default_weights as default_weights
+    from .weights import load_weights as load_weights
+    from .weights import weights_from_json as weights_from_json
+    from .weights import weights_id as weights_id
 
 
+_EXPORTS = exports_from_source(__file__)
+__all__ = [*_EXPORTS, "__version__"]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -63,7 +63,7 @@ class _BadInput(click.ClickException):
 
     def __init__(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
         super().__init__(message)
-        self.exit_code = code
+        self.exit_code = code  # type: ignore[misc]
 
     def show(self, file: IO[Any] | None = None) -> None:
         line = self.message.encode("ascii", "backslashreplace").decode("ascii")
