@@ -14,103 +14,50 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cladelog.core import lazy_exports
+from cladelog.core import exports_from_source, lazy_exports
 
 __version__ = "0.1.0"
 
-# Bound eagerly, before anything can import the submodule ``cladelog.lawv.evaluate``
-# on its own: the import system would otherwise set the package attribute
-# ``evaluate`` to that module instead of the function. ``evaluate.py`` imports its
-# building blocks inside the function, so this stays cheap.
-from cladelog.lawv.errors import LawVInputError
-from cladelog.lawv.evaluate import evaluate, parse_window
+# The export list, written once as ``from .module import name as name`` lines (read by
+# cladelog.core.exports_from_source). These three are bound eagerly, before anything can
+# import the submodule ``cladelog.lawv.evaluate`` on its own: the import system would
+# otherwise set the package attribute ``evaluate`` to that module instead of the function.
+# ``evaluate.py`` imports its building blocks inside the function, so this stays cheap.
+from .errors import LawVInputError as LawVInputError
+from .evaluate import evaluate as evaluate
+from .evaluate import parse_window as parse_window
 
-if TYPE_CHECKING:
-    from cladelog.lawv.absolute import AbsoluteValue, AnchorTerm, absolute_value, total_band
-    from cladelog.lawv.claims import ClaimedGains, CountedGain, claimed_gains, window_defects
-    from cladelog.lawv.contract import MAX_MC_SAMPLES, Anchor, Contract, parse_contract
-    from cladelog.lawv.measurement import MeasuredAnchor, Measurement, parse_measurement
-    from cladelog.lawv.montecarlo import MonteCarloBand
-    from cladelog.lawv.register import KINDS, Entry, Stage, parse_entries, parse_entry
-    from cladelog.lawv.result import CheckResult
-    from cladelog.lawv.traffic import (
-        CONTINUE,
-        DEFECTIVE,
-        GAP,
-        HALT,
-        VERDICTS,
-        WARNING,
-        classify,
-    )
+if TYPE_CHECKING:  # the export list goes on: the names loaded on first use
+    from .absolute import AbsoluteValue as AbsoluteValue
+    from .absolute import AnchorTerm as AnchorTerm
+    from .absolute import absolute_value as absolute_value
+    from .absolute import total_band as total_band
+    from .claims import ClaimedGains as ClaimedGains
+    from .claims import CountedGain as CountedGain
+    from .claims import claimed_gains as claimed_gains
+    from .claims import window_defects as window_defects
+    from .contract import MAX_MC_SAMPLES as MAX_MC_SAMPLES
+    from .contract import Anchor as Anchor
+    from .contract import Contract as Contract
+    from .contract import parse_contract as parse_contract
+    from .measurement import MeasuredAnchor as MeasuredAnchor
+    from .measurement import Measurement as Measurement
+    from .measurement import parse_measurement as parse_measurement
+    from .montecarlo import MonteCarloBand as MonteCarloBand
+    from .register import KINDS as KINDS
+    from .register import Entry as Entry
+    from .register import Stage as Stage
+    from .register import parse_entries as parse_entries
+    from .register import parse_entry as parse_entry
+    from .result import CheckResult as CheckResult
+    from .traffic import CONTINUE as CONTINUE
+    from .traffic import DEFECTIVE as DEFECTIVE
+    from .traffic import GAP as GAP
+    from .traffic import HALT as HALT
+    from .traffic import VERDICTS as VERDICTS
+    from .traffic import WARNING as WARNING
+    from .traffic import classify as classify
 
-#: Lazily exported name -> the submodule that defines it.
-_LAZY = {
-    "AbsoluteValue": "absolute",
-    "AnchorTerm": "absolute",
-    "absolute_value": "absolute",
-    "total_band": "absolute",
-    "ClaimedGains": "claims",
-    "CountedGain": "claims",
-    "claimed_gains": "claims",
-    "window_defects": "claims",
-    "MAX_MC_SAMPLES": "contract",
-    "Anchor": "contract",
-    "Contract": "contract",
-    "parse_contract": "contract",
-    "MeasuredAnchor": "measurement",
-    "Measurement": "measurement",
-    "parse_measurement": "measurement",
-    "MonteCarloBand": "montecarlo",
-    "KINDS": "register",
-    "Entry": "register",
-    "Stage": "register",
-    "parse_entries": "register",
-    "parse_entry": "register",
-    "CheckResult": "result",
-    "CONTINUE": "traffic",
-    "DEFECTIVE": "traffic",
-    "GAP": "traffic",
-    "HALT": "traffic",
-    "VERDICTS": "traffic",
-    "WARNING": "traffic",
-    "classify": "traffic",
-}
-
-__all__ = [
-    "CONTINUE",
-    "DEFECTIVE",
-    "GAP",
-    "HALT",
-    "KINDS",
-    "MAX_MC_SAMPLES",
-    "VERDICTS",
-    "WARNING",
-    "AbsoluteValue",
-    "Anchor",
-    "AnchorTerm",
-    "CheckResult",
-    "ClaimedGains",
-    "Contract",
-    "CountedGain",
-    "Entry",
-    "LawVInputError",
-    "MeasuredAnchor",
-    "Measurement",
-    "MonteCarloBand",
-    "Stage",
-    "__version__",
-    "absolute_value",
-    "claimed_gains",
-    "classify",
-    "evaluate",
-    "parse_contract",
-    "parse_entries",
-    "parse_entry",
-    "parse_measurement",
-    "parse_window",
-    "total_band",
-    "window_defects",
-]
-
-
+_LAZY = exports_from_source(__file__)
+__all__ = [*_LAZY, "__version__"]
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
