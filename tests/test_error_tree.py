@@ -144,3 +144,30 @@ def test_a_plugin_error_through_its_command(deployment: Any, monkeypatch: pytest
     assert len(lines) == 1, r.stderr
     assert lines[0].startswith(f"error: {message}")  # demo adds a hint to a path error
     assert "internal error" not in r.output
+
+
+def test_a_message_holding_a_newline_is_still_one_line(deployment: Any,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from cladelog.graph_engine.errors import SessionError
+
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise SessionError("session 'a\nb': not found")
+
+    monkeypatch.setattr(importlib.import_module("cladelog.graph_engine.sessions"),
+                        "replay_session", refuse)
+    r = deployment("graph", "replay", "s1")
+    assert r.exit_code == 2
+    assert r.stderr.splitlines() == ["error: session 'a b': not found"]
+
+
+def test_an_exception_that_is_not_cladelogs_is_an_internal_error(
+        deployment: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mapping is by class: a bare ValueError from a plugin is a bug (exit 70)."""
+    def broken(*_: Any, **__: Any) -> Any:
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(importlib.import_module("cladelog.graph_engine.sessions"),
+                        "replay_session", broken)
+    r = deployment("graph", "replay", "s1")
+    assert r.exit_code == 70
+    assert r.stderr.startswith("error: internal error: ValueError: a bug")
