@@ -119,8 +119,9 @@ def _public_core_names(module: str) -> set[str] | None:
     return names
 
 
-PLUGIN_SOURCES = [ROOT / "packages" / f / "src" for f in PACKAGES if f != "core"] + [
-    ROOT / "packages" / "demo" / "src", *sorted((ROOT / "examples").glob("*/src"))]
+#: every package but core (plugins, demo, any package added later) and the example plugins
+PLUGIN_SOURCES = [p for p in sorted((ROOT / "packages").glob("*/src"))
+                  if p.parent.name != "core"] + sorted((ROOT / "examples").glob("*/src"))
 
 
 @pytest.mark.parametrize("src", PLUGIN_SOURCES, ids=lambda p: p.parent.name)
