@@ -51,6 +51,8 @@ __all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "fail", "main", "pass_deployment", "
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+#: the largest position (or count) an option takes: SQL's 64-bit integers
+MAX_POSITION = 2**63 - 1
 F = TypeVar("F", bound=Callable[..., Any])
 
 _BUILTIN = (
@@ -433,7 +435,7 @@ def _new_events(items: list[Any], path: str) -> tuple[list[NewEvent], dict[str, 
             if expected.setdefault(item["stream"], ev) != ev:
                 raise InputError(f"{where}.expected_version: conflicts with an earlier item")
         events.append(NewEvent(item["stream"], item["type"], item["data"],
-                               item.get("meta") or {}, sv))
+                               item.get("meta", {}), sv))
     if not events:
         raise InputError(f"{path}: no events")
     return events, expected
@@ -555,9 +557,12 @@ def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
 @main.command()
 @click.option("--stream", help="Only this stream.")
 @click.option("--type", "types", multiple=True, help="Only this type (repeatable).")
-@click.option("--from", "start", type=click.IntRange(min=1), default=1, help="First position.")
-@click.option("--to", "stop", type=click.IntRange(min=1), default=None, help="Last position.")
-@click.option("--tail", type=click.IntRange(min=1), default=None, help="Only the last N events.")
+@click.option("--from", "start", type=click.IntRange(min=1, max=MAX_POSITION), default=1,
+              help="First position.")
+@click.option("--to", "stop", type=click.IntRange(min=1, max=MAX_POSITION), default=None,
+              help="Last position.")
+@click.option("--tail", type=click.IntRange(min=1, max=MAX_POSITION), default=None,
+              help="Only the last N events.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @pass_deployment
 def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
@@ -585,24 +590,33 @@ def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
 def verify(dep: Deployment, as_json: bool) -> None:
     """Walk the hash chain; report the first position that does not verify (exit 1)."""
     report = dep.verify()
-    _log().info("verify.done", ok=report.ok, checked=report.checked, position=report.position)
+    _log().info("verify.done", ok=report.ok, checked=report.checked, position=report.position,
+                violations=len(report.violations))
+    broken = ""
+    if report.violations:  # every rule every event breaks; the first one on stderr
+        n = len(report.violations)
+        broken = f" ({n} rule violation{'s' if n != 1 else ''} in all)" if n > 1 else ""
     if as_json:
         # "head": the store's head; "verified_to": the last position that verified
         _echo_json({"ok": report.ok, "checked": report.checked, "position": report.position,
                     "reason": report.reason, "head": dep.store.head().position,
-                    "verified_to": report.head.position})
+                    "verified_to": report.head.position,
+                    "violations": [{"position": p, "rule": r, "reason": m}
+                                   for p, r, m in report.violations]})
         if not report.ok:  # the document on stdout, the one-line reason on stderr
-            fail(f"position {report.position}: {report.reason}", EXIT_FAILED)
+            fail(f"position {report.position}: {report.reason}{broken}", EXIT_FAILED)
         return
+    for p, r, m in report.violations:
+        click.echo(f"position {p}: {m} (rule {r})")
     if not report.ok:
-        fail(f"position {report.position}: {report.reason}", EXIT_FAILED)
+        fail(f"position {report.position}: {report.reason}{broken}", EXIT_FAILED)
     click.echo(f"ok: {report.checked} event(s) verified, head {report.head.position} "
                f"{report.head.hash}")
 
 
 @main.command()
 @click.option("--rebuild", is_flag=True, help="Ignore checkpoints; start from position 0.")
-@click.option("--to", "to", type=click.IntRange(min=0), default=None,
+@click.option("--to", "to", type=click.IntRange(min=0, max=MAX_POSITION), default=None,
               help="Replay history up to this position only.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--follow", is_flag=True,
@@ -696,15 +710,27 @@ def _follow(dep: Deployment, position: int, as_json: bool, stopping: list[int]) 
 @pass_deployment
 def export(dep: Deployment, file: str) -> None:
     """Write the whole log as JSONL ('-' = stdout), one event per line with its hash."""
-    out = sys.stdout if file == "-" else open(file, "w", encoding="utf-8")  # noqa: SIM115
+    from .errors import InputError
+
+    try:
+        out = sys.stdout if file == "-" else open(file, "w", encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(f"{file}: cannot write ({exc.strerror or exc})") from None
     n = 0
     try:
         for e in dep.store.read():
             out.write(json.dumps(e.to_json(), sort_keys=True, ensure_ascii=False) + "\n")
             n += 1
-    finally:
         if out is not sys.stdout:
             out.close()
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        raise InputError(f"{file}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        if out is not sys.stdout and not out.closed:
+            with contextlib.suppress(OSError):
+                out.close()
     if file != "-":
         click.echo(f"exported {n} event(s) to {file}")
 
@@ -714,14 +740,27 @@ def export(dep: Deployment, file: str) -> None:
 @pass_deployment
 def import_(dep: Deployment, file: str) -> None:
     """Import an exported JSONL log; the chain must verify and agree with what is stored."""
+    from .errors import ChainError, InputError
+    from .rules import RuleError
     from .store.base import event_from_json
+
+    last = [0, 0]  # the line and position of the event read last
 
     def events() -> Iterator[Any]:  # one line at a time: an export can be large
         for n, line in _read_lines(file):
             where = f"{file}:{n}"
-            yield event_from_json(parse_json_text(line, where), where)
+            event = event_from_json(parse_json_text(line, where), where)
+            last[:] = n, event.position
+            yield event
 
-    result = dep.import_events(events())
+    try:
+        result = dep.import_events(events())
+    except (RuleError, ChainError) as exc:  # name the line of the event concerned
+        if exc.position != last[1]:
+            raise
+        if isinstance(exc, RuleError):
+            raise InputError(f"{file}:{last[0]}: {exc}") from None
+        raise ChainError(exc.position, f"{exc.reason} ({file}:{last[0]})") from None
     _log().info("import.done", appended=result.appended, present=result.already_present,
                 head=result.head.position, file=file)
     click.echo(f"imported {result.appended} new event(s), {result.already_present} already "

@@ -62,6 +62,8 @@ class DeploymentConfig:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{p}: invalid TOML ({exc})") from None
+        except RecursionError:  # tomllib parses nested arrays and tables recursively
+            raise ConfigError(f"{p}: invalid TOML (nested too deeply)") from None
         return cls.from_dict(doc, path=p)
 
     @classmethod

@@ -101,6 +101,9 @@ class VerifyReport:
     head: Head
     position: int | None = None
     reason: str | None = None
+    #: every rule every event breaks, as ``(position, rule, message)`` (a deployment's
+    #: verify fills it: see :mod:`cladelog.core.rules`)
+    violations: tuple[tuple[int | None, str, str], ...] = ()
 
 
 @attrs.frozen
@@ -631,8 +634,12 @@ def verify_rows(rows: Iterable[RawRow], start: Head | None = None) -> VerifyRepo
     head = start or Head(0, GENESIS_HASH)
     position, prev = head.position, head.hash
     checked = 0
-    for row in rows:
+    rows = iter(rows)
+    while True:
         try:
+            row = next(rows, None)  # a row the store cannot even read raises ChainError
+            if row is None:
+                break
             _, prev = check_row(row, position + 1, prev)
         except ChainError as exc:
             return VerifyReport(False, checked, Head(position, prev), exc.position, exc.reason)
