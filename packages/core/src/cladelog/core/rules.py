@@ -19,6 +19,9 @@ The rules, by name (a refusal names its rule):
     that stream, and never through a caller's append.
 ``stream_version``
     a stream's events are numbered 1, 2, 3, ... without a gap, continuing the stream.
+``schema_version``
+    an event written by the plugin version this deployment runs is in its type's current
+    schema version (the only one an append writes; older events are upcast on reading).
 ``type``
     ``plugin.event_name``; a type of a plugin this deployment runs, in the version that
     wrote the event, must be one the plugin registers.
@@ -64,7 +67,8 @@ __all__ = [
 PLUGINS_STREAM = "core.plugins"
 CORE_TYPES = frozenset(("core.plugin_enabled", "core.plugin_disabled"))
 #: the rules' names, in the order :meth:`LogRules.violations` checks them
-RULES = ("stream", "reserved", "type", "stream_version", "meta", "recorded_at", "data")
+RULES = ("stream", "reserved", "type", "schema_version", "stream_version", "meta", "recorded_at",
+         "data")
 MAX_STREAM = 200
 
 
@@ -239,12 +243,20 @@ class LogRules:
         else:
             run(check_reserved, stream, type_)
             plugin = self._plugin_of(type_, event.meta)
-            if (type_ not in self.registry and event.meta.__class__ is dict
-                    and plugin in self.running
+            if (event.meta.__class__ is dict and plugin in self.running
                     and event.meta.get("plugin_version") == self.running[plugin]):
-                found.append(RuleError("type", f"type: {type_} is not an event type of "
-                                               f"{plugin} {self.running[plugin]}",
-                                       event.position))
+                # written by the version of the plugin this deployment runs: its types, in
+                # their current schema versions, are known here
+                if type_ not in self.registry:
+                    found.append(RuleError("type", f"type: {type_} is not an event type of "
+                                                   f"{plugin} {self.running[plugin]}",
+                                           event.position))
+                elif event.schema_version != (current := self.registry.get(type_)
+                                              .schema_version):
+                    found.append(RuleError(
+                        "schema_version", f"schema_version: {plugin} {self.running[plugin]} "
+                                          f"writes {type_} in version {current}, not "
+                                          f"{event.schema_version}", event.position))
         if event.stream_version != previous + 1:
             found.append(RuleError(
                 "stream_version", f"stream_version: stream {str(stream)[:60]!r} is at version "

@@ -120,9 +120,10 @@ _SCHEMA = [
 ]
 
 _COLUMNS = ROW_COLUMNS
-#: the text columns of ``events``, which SQLite hands out decoded (and a damaged file may
-#: hold bytes in that are not UTF-8)
-_TEXT_COLUMNS = ("stream", "type", "recorded_at", "hash", "prev_hash")
+#: the columns of ``events`` after ``position``: any of them may hold TEXT in a damaged
+#: file (SQLite stores any value in any column), which SQLite hands out decoded as UTF-8
+_VALUE_COLUMNS = ("stream", "stream_version", "type", "schema_version", "recorded_at", "data",
+                  "meta", "hash", "prev_hash")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -473,16 +474,18 @@ class SQLiteStore(EventStore):
                           "it from a backup or an export")
 
     def _bad_text(self, after: int) -> tuple[int, str] | None:
-        """The first row after position ``after`` with a text column that is not UTF-8,
-        and the column's name (read as bytes, which SQLite does not decode)."""
+        """The first row after position ``after`` with a TEXT value that is not UTF-8, and
+        the column's name (read as bytes, which SQLite does not decode)."""
+        typed = ", ".join(f"typeof({c}), {c}" for c in _VALUE_COLUMNS)
         with contextlib.suppress(sqlite3.DatabaseError), \
                 contextlib.closing(sqlite3.connect(self.path, timeout=60.0)) as db:
             db.text_factory = bytes
-            rows = db.execute(f"SELECT position, {', '.join(_TEXT_COLUMNS)} FROM events "
-                              "WHERE position > ? ORDER BY position", (after,))
+            rows = db.execute(f"SELECT position, {typed} FROM events WHERE position > ? "
+                              "ORDER BY position", (after,))
             for row in rows:
-                for name, value in zip(_TEXT_COLUMNS, row[1:], strict=True):
-                    if isinstance(value, bytes):
+                for i, name in enumerate(_VALUE_COLUMNS):
+                    kind, value = row[1 + 2 * i], row[2 + 2 * i]
+                    if kind == b"text":
                         try:
                             value.decode("utf-8")
                         except UnicodeDecodeError:
