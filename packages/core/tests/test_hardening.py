@@ -317,6 +317,22 @@ def test_hostile_append(target: Path, name: str, payload: bytes) -> None:
     assert state_of(target.parent / "cladelog.sqlite3") == before
 
 
+def test_hostile_append_without_the_compiled_module(target: Path) -> None:
+    """The same corpus on the pure-Python path (``CLADELOG_NO_SPEEDUPS``): same refusals."""
+    store = target.parent / "cladelog.sqlite3"
+    before = state_of(store)
+    f = target.parent / "hostile.in"
+    with pure_python(True):
+        for name, payload in APPEND_CASES:
+            f.write_bytes(payload)
+            r = CliRunner().invoke(main, ["--config", str(target), "append", str(f)])
+            try:
+                assert_one_error(r, 2)
+            except AssertionError as exc:
+                raise AssertionError(f"{name}: {exc}") from None
+    assert state_of(store) == before
+
+
 def test_hostile_arguments(target: Path) -> None:
     store = target.parent / "cladelog.sqlite3"
     before = state_of(store)

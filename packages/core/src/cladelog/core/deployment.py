@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from . import builtin
 from ._gc import gc_paused
 from .config import DeploymentConfig
-from .errors import ConfigError, InputError
-from .events import NewEvent, RecordedEvent
+from .errors import ChainError, ConfigError, InputError
+from .events import GENESIS_HASH, NewEvent, RecordedEvent
 from .plugins import LoadedPlugin, load_plugins, make_plugin_manager
 from .projections import Projection, ReplayResult, replay
 from .registry import EventTypeRegistry
@@ -30,7 +30,7 @@ from .rules import (
     check_stream,
 )
 from .store import EventStore, PreparedEvent, open_store
-from .store.base import ImportResult, VerifyReport
+from .store.base import Head, ImportResult, VerifyReport
 
 if TYPE_CHECKING:
     from .gate import GateResult
@@ -314,7 +314,13 @@ class Deployment:
         """The store's chain check, then every rule of :mod:`cladelog.core.rules` over the
         events that verified: the report lists every rule every event breaks
         (``violations``), and is not ok when there is one."""
-        report = self.store.verify()
+        try:
+            report = self.store.verify()
+        except ChainError as exc:  # a row the store could not even read (a damaged file)
+            before = exc.position - 1  # the rows before it were read and verified
+            report = VerifyReport(False, before, Head(before, self.store.hash_at(before)
+                                                      or GENESIS_HASH), exc.position,
+                                  exc.reason)
         rules = self.rules()
         found: list[RuleError] = []
         for event in self.store.read(1, report.head.position):

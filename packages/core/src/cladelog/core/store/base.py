@@ -634,12 +634,8 @@ def verify_rows(rows: Iterable[RawRow], start: Head | None = None) -> VerifyRepo
     head = start or Head(0, GENESIS_HASH)
     position, prev = head.position, head.hash
     checked = 0
-    rows = iter(rows)
-    while True:
+    for row in rows:
         try:
-            row = next(rows, None)  # a row the store cannot even read raises ChainError
-            if row is None:
-                break
             _, prev = check_row(row, position + 1, prev)
         except ChainError as exc:
             return VerifyReport(False, checked, Head(position, prev), exc.position, exc.reason)
