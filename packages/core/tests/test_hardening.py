@@ -235,7 +235,11 @@ def _arg_cases(work: Path) -> list[tuple[str, list[str], str | None]]:
     for key in ("\udcff", "a\udcffb", "", "a\x00b", "\x1b[31m", "k" * 201, "\ud800"):
         cases.append((f"idempotency key {key[:8]!r}",
                       ["append", "--idempotency-key", key, good], None))
+    for args in (["log", "--stream"], ["log", "--type"], ["gate"], ["init", "--store"],
+                 ["init", "--plugin"]):  # argv bytes that are not UTF-8
+        cases.append((f"{' '.join(args)} \\xff", [*args, "\udcff"], None))
     cases += [
+        ("init --store with NUL", ["init", "--store", "a\x00b"], None),
         ("append missing file", ["append", str(work / "missing.json")], None),
         ("append a directory", ["append", str(work)], None),
         ("import missing file", ["import", str(work / "missing.jsonl")], None),
@@ -281,6 +285,8 @@ def _config_cases() -> list[tuple[str, bytes]]:
         ("store not there", b'store = "missing/none.sqlite3"\nplugins = ["notes"]\n'),
         ("store is not SQLite", b'store = "cladelog.toml"\nplugins = ["notes"]\n'),
         ("duplicate key", b'store = "a"\nstore = "b"\n'),
+        ("store with NUL", b'store = "a\\u0000b"\nplugins = ["notes"]\n'),
+        ("actor not a string", b'store = "s.sqlite3"\nplugins = ["notes"]\nactor = [1]\n'),
     ]
     return cases
 
@@ -374,6 +380,14 @@ def test_the_idempotency_key_as_raw_argv_bytes(target: Path) -> None:
     assert r.returncode == 2 and len(err) == 1, r.stderr
     assert err[0].startswith("error: idempotency_key:"), err
     assert state_of(store) == before
+
+
+def test_export_to_a_name_that_is_not_utf8(fresh: Path) -> None:
+    """A file name of bytes that are not UTF-8 is a file name on Linux: written, and shown."""
+    name = fresh.parent / "\udcff.jsonl"
+    r = cli(fresh, "export", str(name))
+    assert r.exit_code == 0 and "exported 0 event(s)" in r.stdout, r.output
+    assert os.path.exists(os.fsencode(name))
 
 
 def test_meta_when_given_is_an_object(fresh: Path) -> None:

@@ -60,6 +60,25 @@ _BUILTIN = (
 )
 
 
+class _Utf8Text(click.ParamType):
+    """A text argument that must be valid UTF-8 (bytes that are not reach Python as lone
+    surrogates, which no store, file or terminal can take)."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                self.fail("is not valid UTF-8 text", param, ctx)
+        return value
+
+
+TEXT = _Utf8Text()
+
+
 class _Failure(click.ClickException):
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
@@ -455,9 +474,9 @@ def _echo_json(doc: Any) -> None:
 
 
 @main.command()
-@click.option("--store", metavar="PATH|URL", default=None,
+@click.option("--store", metavar="PATH|URL", default=None, type=TEXT,
               help="Store path or URL for a new deployment (default: cladelog.sqlite3).")
-@click.option("-p", "--plugin", "plugins", multiple=True, metavar="NAME",
+@click.option("-p", "--plugin", "plugins", multiple=True, metavar="NAME", type=TEXT,
               help="Enable a plugin (repeatable).")
 @click.pass_context
 def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...]) -> None:
@@ -555,8 +574,8 @@ def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
 
 
 @main.command()
-@click.option("--stream", help="Only this stream.")
-@click.option("--type", "types", multiple=True, help="Only this type (repeatable).")
+@click.option("--stream", type=TEXT, help="Only this stream.")
+@click.option("--type", "types", multiple=True, type=TEXT, help="Only this type (repeatable).")
 @click.option("--from", "start", type=click.IntRange(min=1, max=MAX_POSITION), default=1,
               help="First position.")
 @click.option("--to", "stop", type=click.IntRange(min=1, max=MAX_POSITION), default=None,
@@ -732,7 +751,7 @@ def export(dep: Deployment, file: str) -> None:
             with contextlib.suppress(OSError):
                 out.close()
     if file != "-":
-        click.echo(f"exported {n} event(s) to {file}")
+        click.echo(f"exported {n} event(s) to {click.format_filename(file)}")
 
 
 @main.command("import")
@@ -795,7 +814,7 @@ def status(dep: Deployment, as_json: bool) -> None:
 
 
 @main.command()
-@click.argument("candidate")
+@click.argument("candidate", type=TEXT)
 @click.option("--json", "as_json", is_flag=True)
 @pass_deployment
 def gate(dep: Deployment, candidate: str, as_json: bool) -> None:

@@ -75,6 +75,8 @@ class DeploymentConfig:
         store = doc.get("store")
         if not isinstance(store, str) or not store:
             raise ConfigError(f"{where}: store: expected a non-empty string (a path or URL)")
+        if "\0" in store:  # no file system or server takes it
+            raise ConfigError(f"{where}: store: must not contain a NUL character")
         plugins = doc.get("plugins", [])
         if not isinstance(plugins, list) or not all(isinstance(x, str) for x in plugins):
             raise ConfigError(f"{where}: plugins: expected a list of plugin names")

@@ -176,8 +176,9 @@ class SQLiteStore(EventStore):
                 self._db.execute(_NO_REPLACE)  # a store created before this trigger existed
         except sqlite3.DatabaseError as exc:
             raise StoreError(
-                f"store: {self.path} is not a usable SQLite database ({exc}): the store "
-                "file is damaged, or is not a cladelog store"
+                f"store: {self.path} is not a usable SQLite database ({exc})"
+                + (": the store file is damaged, or is not a cladelog store"
+                   if "malformed" in str(exc) or "not a database" in str(exc) else "")
             ) from None
 
     # -- schema -------------------------------------------------------------------------
