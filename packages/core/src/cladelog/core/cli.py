@@ -60,7 +60,13 @@ _BUILTIN = (
 )
 
 
-class _Utf8Text(click.ParamType):
+if TYPE_CHECKING:
+    _TextType = click.ParamType[str]
+else:  # ParamType is generic only from click 8.2 on; 8.1 is supported
+    _TextType = click.ParamType
+
+
+class _Utf8Text(_TextType):
     """A text argument that must be valid UTF-8 (bytes that are not reach Python as lone
     surrogates, which no store, file or terminal can take)."""
 
