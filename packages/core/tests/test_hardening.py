@@ -309,7 +309,8 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_corpus_is_large_enough(target: Path) -> None:
     imports = _import_cases()
-    n = len(APPEND_CASES) + len(_arg_cases(target.parent)) + len(CONFIG_CASES) + len(imports)
+    n = (len(APPEND_CASES) + len(_arg_cases(target.parent)) + len(CONFIG_CASES) + len(imports)
+         + len(MALFORMED_LINES))
     assert n >= 200, n
 
 
@@ -479,6 +480,37 @@ def _import_cases() -> list[tuple[str, int, str, Any, str]]:
 
 
 IMPORT_CASES = _import_cases()
+
+
+#: lines an import refuses before any rule: (name, field, value, fragment of the error)
+MALFORMED_LINES: list[tuple[str, str, Any, str]] = [
+    ("data number beyond 2**53", "data", {"text": "a", "tags": [], "n": 10**30},
+     "data.n: integer"),
+    ("data lone surrogate", "data", {"text": "a\ud800", "tags": []}, "lone surrogate"),
+    ("meta number beyond 2**53", "meta", {**{"actor": "x", "plugin": "notes",
+                                            "plugin_version": "0.1.0"}, "n": -(10**20)},
+     "meta.n: integer"),
+    ("position 0", "position", 0, "position: must be a positive integer"),
+    ("stream_version a string", "stream_version", "2", "stream_version: must be a positive"),
+    ("schema_version a float", "schema_version", 2.0, "schema_version: must be a positive"),
+    ("meta a list", "meta", [], "meta: must be an object"),
+    ("stream a number", "stream", 5, "stream: must be a string"),
+    ("hash a number", "hash", 5, "hash: must be a string"),
+    ("unknown field", "bogus", 1, "unknown field(s) ['bogus']"),
+]
+
+
+@pytest.mark.parametrize("name,field,value,fragment", MALFORMED_LINES,
+                         ids=[c[0] for c in MALFORMED_LINES])
+def test_a_malformed_import_line_is_named(fresh: Path, name: str, field: str, value: Any,
+                                          fragment: str) -> None:
+    docs = valid_export()
+    docs[3][field] = value
+    f = fresh.parent / "in.jsonl"
+    f.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    line = assert_one_error(cli(fresh, "import", str(f)), 2)
+    assert "in.jsonl:4" in line and fragment in line, line
+    assert state_of(fresh.parent / "cladelog.sqlite3") == (0, GENESIS)
 
 
 @pytest.mark.parametrize("name,index,field,value,rule", IMPORT_CASES,
