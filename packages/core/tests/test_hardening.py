@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 from cladelog.core.cli import main
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 NOTE = {"stream": "n", "type": "notes.note_added", "data": {"text": "a"}}
@@ -648,6 +648,7 @@ def test_import_refuses_what_append_refuses(tmp_path: Path, index: int,
     except (ValueError, TypeError):  # a value JSON cannot carry (a lone surrogate)
         return
     refused_by_append = append_refuses(docs[:index], docs[index], tmp_path / "oracle")
+    event(f"{field}: append {'refuses' if refused_by_append else 'accepts'}")
     root = tmp_path / "import"
     shutil.rmtree(root, ignore_errors=True)
     cfg = DeploymentConfig.from_dict({"store": "s.sqlite3", "plugins": ["notes"]},
