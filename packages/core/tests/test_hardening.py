@@ -312,6 +312,9 @@ def test_the_corpus_is_large_enough(target: Path) -> None:
     n = (len(APPEND_CASES) + len(_arg_cases(target.parent)) + len(CONFIG_CASES) + len(imports)
          + len(MALFORMED_LINES))
     assert n >= 200, n
+    from cladelog.core.rules import RULES
+
+    assert {c[4] for c in imports} == set(RULES)  # the import cases reach every rule
 
 
 @pytest.mark.parametrize("name,payload", APPEND_CASES, ids=[c[0] for c in APPEND_CASES])

@@ -202,9 +202,9 @@ class LogRules:
     """Check a log's events in position order, from position 1, against every rule.
 
     ``registry`` and ``owners`` (event type -> plugin) are the deployment's; ``running``
-    maps each plugin it runs to its version. Feed every event to :meth:`violations` (or
-    :meth:`check`) in order: the object follows each stream's version and the plugins
-    the log records as enabled.
+    maps each plugin it runs to its version. Feed every event to :meth:`violations` in
+    order: the object follows each stream's version and the plugins the log records as
+    enabled.
     """
 
     def __init__(self, registry: EventTypeRegistry, owners: Mapping[str, str],
@@ -275,12 +275,6 @@ class LogRules:
             run(check_payload, self.registry, type_, event.schema_version, event.data)
         self._follow_plugins(event)
         return found
-
-    def check(self, event: RecordedEvent, *, payload: bool = True) -> None:
-        """Raise the first :class:`RuleError` ``event`` breaks."""
-        found = self.violations(event, payload=payload)
-        if found:
-            raise found[0]
 
     def _plugin_of(self, type_: str, meta: Any) -> str:
         """The plugin an event of ``type_`` belongs to: its registered owner, else the
