@@ -257,7 +257,6 @@ class SQLiteStore(EventStore):
         return int(self._db.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()[0])
 
     # -- writing ------------------------------------------------------------------------
-    @_named_damage
     def _head(self) -> Head:
         row = self._db.execute(
             "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1"
@@ -396,6 +395,7 @@ class SQLiteStore(EventStore):
         finally:
             reader.close()
 
+    @_named_damage
     def head(self) -> Head:
         return self._head()
 
