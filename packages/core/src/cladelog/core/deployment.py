@@ -294,7 +294,7 @@ class Deployment:
     def rules(self) -> LogRules:
         """A checker of this deployment's rules for a log read from position 1 (see
         :class:`~cladelog.core.rules.LogRules`)."""
-        return LogRules(self.registry, self._owner, self._versions)
+        return LogRules(self.registry, self._owner)
 
     def replay(self, **kw: Any) -> ReplayResult:
         """Fold the log through every enabled projection (see :func:`projections.replay`)."""

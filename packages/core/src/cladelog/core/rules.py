@@ -19,12 +19,11 @@ The rules, by name (a refusal names its rule):
     that stream, and never through a caller's append.
 ``stream_version``
     a stream's events are numbered 1, 2, 3, ... without a gap, continuing the stream.
-``schema_version``
-    an event written by the plugin version this deployment runs is in its type's current
-    schema version (the only one an append writes; older events are upcast on reading).
 ``type``
-    ``plugin.event_name``; a type of a plugin this deployment runs, in the version that
-    wrote the event, must be one the plugin registers.
+    ``plugin.event_name`` (parts of ``[a-z][a-z0-9_]*``). A type no enabled plugin
+    registers is kept as it is (a plugin enabled elsewhere, or in the past), and so is an
+    older schema version of a registered type (upcast when read): logs written by older
+    plugins hold both.
 ``meta``
     an object; ``plugin`` names the plugin of the event's type; ``plugin_version`` is the
     version that plugin runs (an append) or a version of it the log recorded as enabled
@@ -67,8 +66,7 @@ __all__ = [
 PLUGINS_STREAM = "core.plugins"
 CORE_TYPES = frozenset(("core.plugin_enabled", "core.plugin_disabled"))
 #: the rules' names, in the order :meth:`LogRules.violations` checks them
-RULES = ("stream", "reserved", "type", "schema_version", "stream_version", "meta", "recorded_at",
-         "data")
+RULES = ("stream", "reserved", "type", "stream_version", "meta", "recorded_at", "data")
 MAX_STREAM = 200
 
 
@@ -201,17 +199,14 @@ def check_payload(registry: EventTypeRegistry, type_: str, schema_version: int, 
 class LogRules:
     """Check a log's events in position order, from position 1, against every rule.
 
-    ``registry`` and ``owners`` (event type -> plugin) are the deployment's; ``running``
-    maps each plugin it runs to its version. Feed every event to :meth:`violations` in
-    order: the object follows each stream's version and the plugins the log records as
-    enabled.
+    ``registry`` and ``owners`` (event type -> plugin) are the deployment's. Feed every
+    event to :meth:`violations` in order: the object follows each stream's version and
+    the plugins the log records as enabled.
     """
 
-    def __init__(self, registry: EventTypeRegistry, owners: Mapping[str, str],
-                 running: Mapping[str, str]) -> None:
+    def __init__(self, registry: EventTypeRegistry, owners: Mapping[str, str]) -> None:
         self.registry = registry
         self.owners = owners
-        self.running = running
         self.versions: dict[str, int] = {}
         self.enabled: dict[str, set[str]] = {}
         self._good_time: str | None = None
@@ -243,20 +238,6 @@ class LogRules:
         else:
             run(check_reserved, stream, type_)
             plugin = self._plugin_of(type_, event.meta)
-            if (event.meta.__class__ is dict and plugin in self.running
-                    and event.meta.get("plugin_version") == self.running[plugin]):
-                # written by the version of the plugin this deployment runs: its types, in
-                # their current schema versions, are known here
-                if type_ not in self.registry:
-                    found.append(RuleError("type", f"type: {type_} is not an event type of "
-                                                   f"{plugin} {self.running[plugin]}",
-                                           event.position))
-                elif event.schema_version != (current := self.registry.get(type_)
-                                              .schema_version):
-                    found.append(RuleError(
-                        "schema_version", f"schema_version: {plugin} {self.running[plugin]} "
-                                          f"writes {type_} in version {current}, not "
-                                          f"{event.schema_version}", event.position))
         if event.stream_version != previous + 1:
             found.append(RuleError(
                 "stream_version", f"stream_version: stream {str(stream)[:60]!r} is at version "
