@@ -240,6 +240,15 @@ def _arg_cases(work: Path) -> list[tuple[str, list[str], str | None]]:
         cases.append((f"{' '.join(args)} \\xff", [*args, "\udcff"], None))
     cases += [
         ("init --store with NUL", ["init", "--store", "a\x00b"], None),
+        # names no file system takes (a NUL and a lone surrogate only reach an API caller;
+        # a name too long comes from any shell)
+        ("export to a name with NUL", ["export", "a\x00b"], None),
+        ("import from a name with NUL", ["import", "a\x00b"], None),
+        ("append from a lone surrogate", ["append", "\ud800"], None),
+        ("export to a name too long", ["export", "x" * 5000], None),
+        ("export over the store itself", ["export", str(work / "cladelog.sqlite3")], None),
+        ("export over the store's WAL", ["export", str(work / "cladelog.sqlite3-wal")], None),
+        ("append from a name too long", ["append", "x" * 5000], None),
         ("append missing file", ["append", str(work / "missing.json")], None),
         ("append a directory", ["append", str(work)], None),
         ("import missing file", ["import", str(work / "missing.jsonl")], None),
@@ -346,8 +355,13 @@ def test_hostile_append_without_the_compiled_module(target: Path) -> None:
 def test_hostile_arguments(target: Path) -> None:
     store = target.parent / "cladelog.sqlite3"
     before = state_of(store)
-    for name, args, stdin in _arg_cases(target.parent):
-        r = cli(target, *args, input=stdin)
+    cases = [(name, ["--config", str(target), *args], stdin)
+             for name, args, stdin in _arg_cases(target.parent)]
+    for config in ("x" * 5000, "a\x00b"):  # deployment file names no file system takes
+        cases += [(f"--config {config[:8]!r} {c}", ["--config", config, c], None)
+                  for c in ("status", "init", "plugins", "verify")]
+    for name, args, stdin in cases:
+        r = CliRunner().invoke(main, args, input=stdin)
         try:
             assert_one_error(r, 2)
         except AssertionError as exc:

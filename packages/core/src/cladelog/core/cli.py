@@ -192,7 +192,7 @@ class _Root(click.Group):
         from .locate import enabled_plugins, find_config
 
         path = find_config(ctx.params.get("config"))
-        if path.exists() and enabled_plugins(path):
+        if enabled_plugins(path):  # [] when there is none, or it cannot be read
             from . import builtin
             from .config import DeploymentConfig
             from .plugins import load_plugins, make_plugin_manager
@@ -370,8 +370,9 @@ def _read_text(path: str) -> str:
         else:
             with open(path, "rb") as fh:
                 raw = fh.read()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL or lone surrogate in the name
+        raise InputError(f"{path}: cannot read "
+                         f"({getattr(exc, 'strerror', None) or exc})") from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -385,8 +386,9 @@ def _read_lines(path: str) -> Iterator[tuple[int, str]]:
 
     try:
         fh = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL or lone surrogate in the name
+        raise InputError(f"{path}: cannot read "
+                         f"({getattr(exc, 'strerror', None) or exc})") from None
     try:
         for n, raw in enumerate(fh, 1):
             try:
@@ -466,6 +468,20 @@ def _new_events(items: list[Any], path: str) -> tuple[list[NewEvent], dict[str, 
     return events, expected
 
 
+def _config_exists(path: Any) -> bool:
+    """Whether the deployment file exists; ConfigError when the path cannot even be asked
+    about (a name too long for the file system, say)."""
+    from .errors import ConfigError
+
+    try:
+        if "\0" in str(path):  # Path.exists() says False; opening it would raise
+            raise ValueError("embedded null byte")
+        return bool(path.exists())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: cannot read the deployment file "
+                          f"({getattr(exc, 'strerror', None) or exc})") from None
+
+
 def _log() -> Any:
     from .log import get_logger
 
@@ -491,7 +507,7 @@ def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...]) -> Non
     from .deployment import Deployment
 
     path = find_config(ctx.find_root().params.get("config"))
-    if path.exists():
+    if _config_exists(path):
         cfg = DeploymentConfig.load(path)
         if (store and DeploymentConfig.from_dict({"store": store}, path=path).store != cfg.store) \
                 or (plugins and tuple(plugins) != cfg.plugins):
@@ -525,7 +541,7 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
     from .plugins import PluginInfo, installed_plugins
 
     path = find_config(ctx.find_root().params.get("config"))
-    enabled = DeploymentConfig.load(path).plugins if path.exists() else ()
+    enabled = DeploymentConfig.load(path).plugins if _config_exists(path) else ()
     rows = []
     for name, ep in sorted(installed_plugins().items()):
         row: dict[str, Any] = {"name": name, "enabled": name in enabled,
@@ -737,10 +753,21 @@ def export(dep: Deployment, file: str) -> None:
     """Write the whole log as JSONL ('-' = stdout), one event per line with its hash."""
     from .errors import InputError
 
+    store_file = getattr(dep.store, "path", None)  # a file store: never write over it
+    over_store = False
+    if file != "-" and store_file is not None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            other = f"{store_file}{suffix}"
+            with contextlib.suppress(OSError, ValueError):  # a file that is not there, say
+                over_store = over_store or os.path.abspath(file) == os.path.abspath(other) \
+                    or os.path.samefile(file, other)
+    if over_store:
+        raise InputError(f"{file}: is the store's own file; export to another file")
     try:
         out = sys.stdout if file == "-" else open(file, "w", encoding="utf-8")  # noqa: SIM115
-    except OSError as exc:
-        raise InputError(f"{file}: cannot write ({exc.strerror or exc})") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL or lone surrogate in the name
+        raise InputError(f"{file}: cannot write "
+                         f"({getattr(exc, 'strerror', None) or exc})") from None
     n = 0
     try:
         for e in dep.store.read():

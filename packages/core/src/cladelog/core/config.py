@@ -56,7 +56,7 @@ class DeploymentConfig:
             raise ConfigError(
                 f"{p}: no deployment file here (run 'cladelog init' or pass --config)"
             ) from None
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # ValueError: not UTF-8, a NUL in the name
             raise ConfigError(f"{p}: cannot read the deployment file ({exc})") from None
         try:
             doc = tomllib.loads(text)
