@@ -845,6 +845,8 @@ def _tamper(store: Path, kind: str, column: str) -> None:
 COLUMNS = ("position", "stream", "stream_version", "type", "schema_version", "recorded_at",
            "data", "meta", "hash", "prev_hash")
 TEXT = ("stream", "type", "recorded_at", "hash", "prev_hash", "data", "meta")
+# (position is the table's INTEGER PRIMARY KEY, SQLite's rowid: it holds only integers, so
+# it has no storage type to change; a changed value is its bit flip)
 SWEEP = ([("bit flip", c) for c in COLUMNS]
          + [("storage type", c) for c in COLUMNS if c != "position"]
          + [("invalid UTF-8", c) for c in TEXT]
