@@ -482,6 +482,16 @@ def _config_exists(path: Any) -> bool:
                           f"({getattr(exc, 'strerror', None) or exc})") from None
 
 
+def _checked_key(key: str | None) -> str | None:
+    """``--idempotency-key``, checked before any input is read (whichever way the batch is
+    then written)."""
+    if key is not None:
+        from .rules import check_idempotency_key
+
+        check_idempotency_key(key)
+    return key
+
+
 def _log() -> Any:
     from .log import get_logger
 
@@ -577,7 +587,8 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
 
 @main.command()
 @click.argument("file", metavar="FILE")
-@click.option("--idempotency-key", metavar="KEY", help="Append this batch at most once.")
+@click.option("--idempotency-key", metavar="KEY", help="Append this batch at most once.",
+              callback=lambda ctx, param, key: _checked_key(key))
 @pass_deployment
 def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
     """Append events from a JSON file (object or array) or JSONL ('-' = stdin), as one batch.
