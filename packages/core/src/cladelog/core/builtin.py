@@ -33,9 +33,13 @@ EVENT_TYPES = (
 
 
 def _apply(state: dict[str, Any], event: RecordedEvent) -> dict[str, Any]:
-    name = event.data["name"]
+    data = event.data
+    if data.__class__ is not dict or data.get("name").__class__ is not str \
+            or data.get("version").__class__ is not str:
+        return state  # not one of cladelog's records (verify names the rule it breaks)
+    name = data["name"]
     state[name] = {
-        "version": event.data["version"],
+        "version": data["version"],
         "enabled": event.type == "core.plugin_enabled",
         "since": event.position,
     }

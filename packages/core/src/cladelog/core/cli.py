@@ -52,11 +52,38 @@ __all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "fail", "main", "pass_deployment", "
 
 from .errors import EXIT_BAD_INPUT, EXIT_FAILED  # noqa: E402
 
+#: the largest position (or count) an option takes: SQL's 64-bit integers
+MAX_POSITION = 2**63 - 1
 F = TypeVar("F", bound=Callable[..., Any])
 
 _BUILTIN = (
     "init", "plugins", "append", "log", "verify", "replay", "export", "import", "status", "gate",
 )
+
+
+if TYPE_CHECKING:
+    _TextType = click.ParamType[str]
+else:  # ParamType is generic only from click 8.2 on; 8.1 is supported
+    _TextType = click.ParamType
+
+
+class _Utf8Text(_TextType):
+    """A text argument that must be valid UTF-8 (bytes that are not reach Python as lone
+    surrogates, which no store, file or terminal can take)."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                self.fail("is not valid UTF-8 text", param, ctx)
+        return value
+
+
+TEXT = _Utf8Text()
 
 
 class _Failure(click.ClickException):
@@ -166,7 +193,7 @@ class _Root(click.Group):
         from .locate import enabled_plugins, find_config
 
         path = find_config(ctx.params.get("config"))
-        if path.exists() and enabled_plugins(path):
+        if enabled_plugins(path):  # [] when there is none, or it cannot be read
             from . import builtin
             from .config import DeploymentConfig
             from .plugins import load_plugins, make_plugin_manager
@@ -358,10 +385,34 @@ def _new_events(items: list[Any], path: str) -> tuple[list[NewEvent], dict[str, 
             if expected.setdefault(item["stream"], ev) != ev:
                 raise InputError(f"{where}.expected_version: conflicts with an earlier item")
         events.append(NewEvent(item["stream"], item["type"], item["data"],
-                               item.get("meta") or {}, sv))
+                               item.get("meta", {}), sv))
     if not events:
         raise InputError(f"{path}: no events")
     return events, expected
+
+
+def _config_exists(path: Any) -> bool:
+    """Whether the deployment file exists; ConfigError when the path cannot even be asked
+    about (a name too long for the file system, say)."""
+    from .errors import ConfigError
+
+    try:
+        if "\0" in str(path):  # Path.exists() says False; opening it would raise
+            raise ValueError("embedded null byte")
+        return bool(path.exists())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: cannot read the deployment file "
+                          f"({getattr(exc, 'strerror', None) or exc})") from None
+
+
+def _checked_key(key: str | None) -> str | None:
+    """``--idempotency-key``, checked before any input is read (whichever way the batch is
+    then written)."""
+    if key is not None:
+        from .rules import check_idempotency_key
+
+        check_idempotency_key(key)
+    return key
 
 
 def _log() -> Any:
@@ -378,9 +429,9 @@ def _echo_json(doc: Any) -> None:
 
 
 @main.command()
-@click.option("--store", metavar="PATH|URL", default=None,
+@click.option("--store", metavar="PATH|URL", default=None, type=TEXT,
               help="Store path or URL for a new deployment (default: cladelog.sqlite3).")
-@click.option("-p", "--plugin", "plugins", multiple=True, metavar="NAME",
+@click.option("-p", "--plugin", "plugins", multiple=True, metavar="NAME", type=TEXT,
               help="Enable a plugin (repeatable).")
 @click.pass_context
 def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...]) -> None:
@@ -389,7 +440,7 @@ def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...]) -> Non
     from .deployment import Deployment
 
     path = find_config(ctx.find_root().params.get("config"))
-    if path.exists():
+    if _config_exists(path):
         cfg = DeploymentConfig.load(path)
         if (store and DeploymentConfig.from_dict({"store": store}, path=path).store != cfg.store) \
                 or (plugins and tuple(plugins) != cfg.plugins):
@@ -423,7 +474,7 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
     from .plugins import PluginInfo, installed_plugins
 
     path = find_config(ctx.find_root().params.get("config"))
-    enabled = DeploymentConfig.load(path).plugins if path.exists() else ()
+    enabled = DeploymentConfig.load(path).plugins if _config_exists(path) else ()
     rows = []
     for name, ep in sorted(installed_plugins().items()):
         row: dict[str, Any] = {"name": name, "enabled": name in enabled,
@@ -459,7 +510,8 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
 
 @main.command()
 @click.argument("file", metavar="FILE")
-@click.option("--idempotency-key", metavar="KEY", help="Append this batch at most once.")
+@click.option("--idempotency-key", metavar="KEY", help="Append this batch at most once.",
+              callback=lambda ctx, param, key: _checked_key(key))
 @pass_deployment
 def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
     """Append events from a JSON file (object or array) or JSONL ('-' = stdin), as one batch.
@@ -478,11 +530,14 @@ def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
 
 
 @main.command()
-@click.option("--stream", help="Only this stream.")
-@click.option("--type", "types", multiple=True, help="Only this type (repeatable).")
-@click.option("--from", "start", type=click.IntRange(min=1), default=1, help="First position.")
-@click.option("--to", "stop", type=click.IntRange(min=1), default=None, help="Last position.")
-@click.option("--tail", type=click.IntRange(min=1), default=None, help="Only the last N events.")
+@click.option("--stream", type=TEXT, help="Only this stream.")
+@click.option("--type", "types", multiple=True, type=TEXT, help="Only this type (repeatable).")
+@click.option("--from", "start", type=click.IntRange(min=1, max=MAX_POSITION), default=1,
+              help="First position.")
+@click.option("--to", "stop", type=click.IntRange(min=1, max=MAX_POSITION), default=None,
+              help="Last position.")
+@click.option("--tail", type=click.IntRange(min=1, max=MAX_POSITION), default=None,
+              help="Only the last N events.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @pass_deployment
 def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
@@ -510,24 +565,33 @@ def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
 def verify(dep: Deployment, as_json: bool) -> None:
     """Walk the hash chain; report the first position that does not verify (exit 1)."""
     report = dep.verify()
-    _log().info("verify.done", ok=report.ok, checked=report.checked, position=report.position)
+    _log().info("verify.done", ok=report.ok, checked=report.checked, position=report.position,
+                violations=len(report.violations))
+    broken = ""
+    if report.violations:  # every rule every event breaks; the first one on stderr
+        n = len(report.violations)
+        broken = f" ({n} rule violation{'s' if n != 1 else ''} in all)" if n > 1 else ""
     if as_json:
         # "head": the store's head; "verified_to": the last position that verified
         _echo_json({"ok": report.ok, "checked": report.checked, "position": report.position,
                     "reason": report.reason, "head": dep.store.head().position,
-                    "verified_to": report.head.position})
+                    "verified_to": report.head.position,
+                    "violations": [{"position": p, "rule": r, "reason": m}
+                                   for p, r, m in report.violations]})
         if not report.ok:  # the document on stdout, the one-line reason on stderr
-            fail(f"position {report.position}: {report.reason}", EXIT_FAILED)
+            fail(f"position {report.position}: {report.reason}{broken}", EXIT_FAILED)
         return
+    for p, r, m in report.violations:
+        click.echo(f"position {p}: {m} (rule {r})")
     if not report.ok:
-        fail(f"position {report.position}: {report.reason}", EXIT_FAILED)
+        fail(f"position {report.position}: {report.reason}{broken}", EXIT_FAILED)
     click.echo(f"ok: {report.checked} event(s) verified, head {report.head.position} "
                f"{report.head.hash}")
 
 
 @main.command()
 @click.option("--rebuild", is_flag=True, help="Ignore checkpoints; start from position 0.")
-@click.option("--to", "to", type=click.IntRange(min=0), default=None,
+@click.option("--to", "to", type=click.IntRange(min=0, max=MAX_POSITION), default=None,
               help="Replay history up to this position only.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--follow", is_flag=True,
@@ -621,17 +685,40 @@ def _follow(dep: Deployment, position: int, as_json: bool, stopping: list[int]) 
 @pass_deployment
 def export(dep: Deployment, file: str) -> None:
     """Write the whole log as JSONL ('-' = stdout), one event per line with its hash."""
-    out = sys.stdout if file == "-" else open(file, "w", encoding="utf-8")  # noqa: SIM115
+    from .errors import InputError
+
+    store_file = getattr(dep.store, "path", None)  # a file store: never write over it
+    over_store = False
+    if file != "-" and store_file is not None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            other = f"{store_file}{suffix}"
+            with contextlib.suppress(OSError, ValueError):  # a file that is not there, say
+                over_store = over_store or os.path.abspath(file) == os.path.abspath(other) \
+                    or os.path.samefile(file, other)
+    if over_store:
+        raise InputError(f"{file}: is the store's own file; export to another file")
+    try:
+        out = sys.stdout if file == "-" else open(file, "w", encoding="utf-8")  # noqa: SIM115
+    except (OSError, ValueError) as exc:  # ValueError: a NUL or lone surrogate in the name
+        raise InputError(f"{file}: cannot write "
+                         f"({getattr(exc, 'strerror', None) or exc})") from None
     n = 0
     try:
         for e in dep.store.read():
             out.write(json.dumps(e.to_json(), sort_keys=True, ensure_ascii=False) + "\n")
             n += 1
-    finally:
         if out is not sys.stdout:
             out.close()
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        raise InputError(f"{file}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        if out is not sys.stdout and not out.closed:
+            with contextlib.suppress(OSError):
+                out.close()
     if file != "-":
-        click.echo(f"exported {n} event(s) to {file}")
+        click.echo(f"exported {n} event(s) to {click.format_filename(file)}")
 
 
 @main.command("import")
@@ -639,14 +726,27 @@ def export(dep: Deployment, file: str) -> None:
 @pass_deployment
 def import_(dep: Deployment, file: str) -> None:
     """Import an exported JSONL log; the chain must verify and agree with what is stored."""
+    from .errors import ChainError, InputError
+    from .rules import RuleError
     from .store.base import event_from_json
+
+    last = [0, 0]  # the line and position of the event read last
 
     def events() -> Iterator[Any]:  # one line at a time: an export can be large
         for n, line in _read_lines(file):
             where = f"{file}:{n}"
-            yield event_from_json(parse_json_text(line, where), where)
+            event = event_from_json(parse_json_text(line, where), where)
+            last[:] = n, event.position
+            yield event
 
-    result = dep.import_events(events())
+    try:
+        result = dep.import_events(events())
+    except (RuleError, ChainError) as exc:  # name the line of the event concerned
+        if exc.position != last[1]:
+            raise
+        if isinstance(exc, RuleError):
+            raise InputError(f"{file}:{last[0]}: {exc}") from None
+        raise ChainError(exc.position, f"{exc.reason} ({file}:{last[0]})") from None
     _log().info("import.done", appended=result.appended, present=result.already_present,
                 head=result.head.position, file=file)
     click.echo(f"imported {result.appended} new event(s), {result.already_present} already "
@@ -681,7 +781,7 @@ def status(dep: Deployment, as_json: bool) -> None:
 
 
 @main.command()
-@click.argument("candidate")
+@click.argument("candidate", type=TEXT)
 @click.option("--json", "as_json", is_flag=True)
 @pass_deployment
 def gate(dep: Deployment, candidate: str, as_json: bool) -> None:

@@ -56,12 +56,14 @@ class DeploymentConfig:
             raise ConfigError(
                 f"{p}: no deployment file here (run 'cladelog init' or pass --config)"
             ) from None
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # ValueError: not UTF-8, a NUL in the name
             raise ConfigError(f"{p}: cannot read the deployment file ({exc})") from None
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{p}: invalid TOML ({exc})") from None
+        except RecursionError:  # tomllib parses nested arrays and tables recursively
+            raise ConfigError(f"{p}: invalid TOML (nested too deeply)") from None
         return cls.from_dict(doc, path=p)
 
     @classmethod
@@ -73,6 +75,8 @@ class DeploymentConfig:
         store = doc.get("store")
         if not isinstance(store, str) or not store:
             raise ConfigError(f"{where}: store: expected a non-empty string (a path or URL)")
+        if "\0" in store:  # no file system or server takes it
+            raise ConfigError(f"{where}: store: must not contain a NUL character")
         plugins = doc.get("plugins", [])
         if not isinstance(plugins, list) or not all(isinstance(x, str) for x in plugins):
             raise ConfigError(f"{where}: plugins: expected a list of plugin names")

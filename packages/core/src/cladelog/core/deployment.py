@@ -15,13 +15,22 @@ from typing import TYPE_CHECKING, Any
 from . import __version__, builtin
 from ._gc import gc_paused
 from .config import DeploymentConfig
-from .errors import ConfigError, InputError
-from .events import NewEvent, RecordedEvent
+from .errors import ChainError, ConfigError, InputError
+from .events import GENESIS_HASH, NewEvent, RecordedEvent
 from .plugins import LoadedPlugin, load_plugins, make_plugin_manager
 from .projections import Projection, ReplayResult, replay
 from .registry import EventTypeRegistry
+from .rules import (
+    LogRules,
+    RuleError,
+    check_idempotency_key,
+    check_meta,
+    check_recorded_at,
+    check_reserved,
+    check_stream,
+)
 from .store import EventStore, PreparedEvent, open_store
-from .store.base import ImportResult, VerifyReport
+from .store.base import Head, ImportResult, VerifyReport
 
 if TYPE_CHECKING:
     from .gate import GateResult
@@ -31,51 +40,26 @@ __all__ = ["Deployment"]
 CORE_VERSION = __version__  # the event meta records it
 
 
-def _check_stream(stream: Any, where: str) -> None:
-    if stream.__class__ is not str or not stream or len(stream) > 200:
-        raise InputError(f"{where}.stream: must be a non-empty string of at most 200 chars")
-    try:
-        stream.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InputError(f"{where}.stream: contains a lone surrogate") from None
-    if not stream.isprintable():  # control characters (a NUL cannot even be stored everywhere)
-        bad = next(c for c in stream if not c.isprintable())
-        raise InputError(f"{where}.stream: must not contain control characters "
-                         f"(U+{ord(bad):04X})")
-    if stream == builtin.PLUGINS_STREAM:
-        raise InputError(f"{where}.stream: {stream} is reserved for cladelog's own records")
-
-
-def _check_payload(registry: EventTypeRegistry, event: RecordedEvent) -> None:
-    where = f"event at position {event.position} ({event.type})"
-    try:
-        data = registry.upcast(event.type, event.schema_version, event.data)
-        registry.structure(event.type, data)
-    except InputError as exc:
-        raise InputError(f"{where}: {exc}") from None
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # an upcaster's
-        raise InputError(f"{where}: data: cannot be upcast ({type(exc).__name__}: "
-                         f"{exc})") from None
-
-
-#: meta members the deployment sets and a caller may not change (who produced an event)
-_OWN_META = ("plugin", "plugin_version")
-
-
 def _caller_meta(meta: dict[str, Any], given: Any, where: str) -> dict[str, Any]:
     """The deployment's meta with a caller's additions (``actor`` and ``correlation_id``
-    may be given, as strings; the producing plugin and its version may not)."""
+    may be given, as strings; the producing plugin and its version may not differ), checked
+    by rule ``meta`` as an import checks a whole event's meta."""
     if not isinstance(given, Mapping):
-        raise InputError(f"{where}.meta: must be an object")
-    for key in _OWN_META:
-        if key in given and given[key] != meta[key]:
-            raise InputError(f"{where}.meta.{key}: set by the deployment (the event type's "
-                             f"plugin is {meta['plugin']} {meta['plugin_version']}), not by "
-                             "the caller")
-    for key in ("actor", "correlation_id"):
-        if key in given and (given[key].__class__ is not str or not given[key]):
-            raise InputError(f"{where}.meta.{key}: must be a non-empty string")
-    return {**meta, **given}
+        raise RuleError("meta", f"{where}.meta: must be an object")
+    merged = {**meta, **given}
+    check_meta(merged, plugin=meta["plugin"], versions=meta["plugin_version"], where=where)
+    return merged
+
+
+def _checked(clock: Callable[[], str]) -> Callable[[], str]:
+    """``clock`` whose times are checked by rule ``recorded_at`` (once per batch)."""
+
+    def checked() -> str:
+        now = clock()
+        check_recorded_at(now, "clock")
+        return now
+
+    return checked
 
 
 class Deployment:
@@ -154,8 +138,14 @@ class Deployment:
         recorded: dict[str, tuple[str, bool]] = {}
         seen = 0
         for e in self.store.read(stream=builtin.PLUGINS_STREAM):
-            recorded[e.data["name"]] = (e.data["version"], e.type == "core.plugin_enabled")
             seen = e.stream_version
+            # only cladelog's own records count: an event that is not one (imported or
+            # written by hand before import checked it; verify names it) is passed over
+            name, version = (e.data.get("name"), e.data.get("version")) \
+                if e.data.__class__ is dict else (None, None)
+            if e.type in ("core.plugin_enabled", "core.plugin_disabled") \
+                    and name.__class__ is str and version.__class__ is str:
+                recorded[name] = (version, e.type == "core.plugin_enabled")
         wanted = {p.info.name: p.info.version for p in self.loaded}
         meta = self._meta("core", None)
         out = []
@@ -184,7 +174,7 @@ class Deployment:
                 recorded: list[RecordedEvent] = []
                 break
             try:
-                recorded = self.store.append(changes, clock=self.clock,
+                recorded = self.store.append(changes, clock=self._clock(),
                                              expected_versions={builtin.PLUGINS_STREAM: seen})
                 break
             except ConcurrencyError:
@@ -193,6 +183,11 @@ class Deployment:
         return recorded
 
     # -- writing ------------------------------------------------------------------------
+    def _clock(self) -> Callable[[], str] | None:
+        """The deployment's clock, its times checked by rule ``recorded_at`` (the default
+        clock writes the documented form itself)."""
+        return None if self.clock is None else _checked(self.clock)
+
     def _meta(self, plugin: str, correlation_id: str | None) -> dict[str, Any]:
         actor = self.config.actor or os.environ.get("CLADELOG_ACTOR")
         if not actor:
@@ -225,7 +220,9 @@ class Deployment:
         for i, e in enumerate(events):
             stream = e.stream
             if stream is not last_stream:  # a batch mostly shares one stream: check it once
-                _check_stream(stream, where(i))
+                check_stream(stream, where(i))
+                if stream == builtin.PLUGINS_STREAM:
+                    check_reserved(stream, e.type, where(i), appending=True)
                 last_stream = stream
             etype = e.type
             try:
@@ -234,13 +231,13 @@ class Deployment:
                 raise type(exc)(f"{where(i)}.{exc}") from None
             plugin = owner[etype]
             if plugin == "core":
-                raise InputError(f"{where(i)}.type: {etype} is written by cladelog itself "
-                                 "(plugin enablement follows the deployment file), not appended")
+                check_reserved(stream, etype, where(i), appending=True)
             meta = metas.get(plugin)
             if meta is None:
                 meta = metas[plugin] = self._meta(plugin, correlation_id)
-            if e.meta:
-                meta = _caller_meta(meta, e.meta, where(i))
+            given = e.meta
+            if given or given.__class__ is not dict:  # meta, when given, is an object
+                meta = _caller_meta(meta, given, where(i))
             out.append(new_event(PreparedEvent, (stream, etype, version, data, meta, encoded)))
         return out
 
@@ -256,6 +253,8 @@ class Deployment:
         # everything a batch allocates outlives the call (the returned events hold it)
         # and forms no cycle: collections during it would find nothing to free
         with gc_paused():
+            if idempotency_key is not None:
+                check_idempotency_key(idempotency_key)
             prepared = self.prepare(events, correlation_id=correlation_id)
             if not self._plugins_recorded:
                 # the enabled plugins go in first, as a batch of their own: the caller's
@@ -263,27 +262,39 @@ class Deployment:
                 # whether this deployment had recorded them yet
                 self.record_plugins()
             return self.store.append(prepared, expected_versions=expected_versions,
-                                     idempotency_key=idempotency_key, clock=self.clock)
+                                     idempotency_key=idempotency_key, clock=self._clock())
 
     # -- reading ------------------------------------------------------------------------
     def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:
-        """Import exported events (see :meth:`EventStore.import_events`), after checking the
-        payload of every event the store does not hold yet against its registered class
-        (upcast first), as an append would: a history written elsewhere must not bring in
-        what this deployment's plugins would refuse. Events of types no enabled plugin
-        registers are taken as they are. Raises :class:`InputError` naming the position
-        and the field; nothing is imported then. ``events`` is consumed once, as it comes
-        (an iterator over a large export is never held in memory)."""
+        """Import exported events (see :meth:`EventStore.import_events`), after checking every
+        event the store does not hold yet against the rules an append holds
+        (:mod:`cladelog.core.rules`: reserved streams and types, stream names and versions,
+        meta, ``recorded_at``, and the payload of types the enabled plugins register,
+        upcast first): a history written elsewhere must not bring in what this deployment
+        would refuse. Events of types no enabled plugin registers are otherwise taken as
+        they are. Raises :class:`~cladelog.core.rules.RuleError` (an :class:`InputError`)
+        naming the position and the rule; nothing is imported then. ``events`` is consumed
+        once, as it comes (an iterator over a large export is never held in memory)."""
         head = self.store.head().position
-        registry = self.registry
+        rules = self.rules()
 
         def checked() -> Iterator[RecordedEvent]:
             for event in events:
-                if event.position > head and event.type in registry:
-                    _check_payload(registry, event)
+                new = event.position > head
+                found = rules.violations(event, check=new)
+                if found:
+                    first = found[0]
+                    raise RuleError(first.rule, f"event at position {event.position} "
+                                                f"({event.type}): {first} (rule {first.rule}); "
+                                                "nothing was imported", event.position)
                 yield event
 
         return self.store.import_events(checked())
+
+    def rules(self) -> LogRules:
+        """A checker of this deployment's rules for a log read from position 1 (see
+        :class:`~cladelog.core.rules.LogRules`)."""
+        return LogRules(self.registry, self._owner)
 
     def replay(self, **kw: Any) -> ReplayResult:
         """Fold the log through every enabled projection (see :func:`projections.replay`)."""
@@ -300,7 +311,30 @@ class Deployment:
         raise ConfigError(f"projection {projection!r} is not registered in this deployment")
 
     def verify(self) -> VerifyReport:
-        return self.store.verify()
+        """The store's chain check, then every rule of :mod:`cladelog.core.rules` over the
+        events that verified: the report lists every rule every event breaks
+        (``violations``), and is not ok when there is one."""
+        try:
+            report = self.store.verify()
+        except ChainError as exc:  # a row the store could not even read (a damaged file)
+            before = exc.position - 1  # the rows before it were read and verified
+            report = VerifyReport(False, before, Head(before, self.store.hash_at(before)
+                                                      or GENESIS_HASH), exc.position,
+                                  exc.reason)
+        rules = self.rules()
+        found: list[RuleError] = []
+        for event in self.store.read(1, report.head.position):
+            found.extend(rules.violations(event))
+        if not found:
+            return report
+        import attrs
+
+        first = found[0]
+        if report.ok:
+            report = attrs.evolve(report, ok=False, position=first.position,
+                                  reason=f"{first} (rule {first.rule})")
+        return attrs.evolve(report, violations=tuple(
+            (e.position, e.rule, str(e)) for e in found))
 
     def gate(self, candidate: str) -> GateResult:
         """Ask every enabled plugin's gate hook about ``candidate``."""

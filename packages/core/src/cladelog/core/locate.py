@@ -28,7 +28,7 @@ def enabled_plugins(path: Path) -> list[str]:
     """The plugin names a deployment file lists (cheap: no validation, [] when unreadable)."""
     try:
         plugins = tomllib.loads(path.read_text(encoding="utf-8")).get("plugins", [])
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, ValueError, RecursionError):  # ValueError: not UTF-8, not TOML, a NUL
         return []
     return [p for p in plugins if isinstance(p, str)] if isinstance(plugins, list) else []
 

@@ -101,6 +101,9 @@ class VerifyReport:
     head: Head
     position: int | None = None
     reason: str | None = None
+    #: every rule every event breaks, as ``(position, rule, message)`` (a deployment's
+    #: verify fills it: see :mod:`cladelog.core.rules`)
+    violations: tuple[tuple[int | None, str, str], ...] = ()
 
 
 @attrs.frozen
@@ -665,11 +668,15 @@ def event_from_json(doc: Any, where: str = "event") -> RecordedEvent:
             raise InputError(f"{where}.{key}: must be a string")
     if not isinstance(doc["meta"], dict):
         raise InputError(f"{where}.meta: must be an object")
-    body = encode_body(
-        position=doc["position"], stream=doc["stream"], stream_version=doc["stream_version"],
-        type=doc["type"], schema_version=doc["schema_version"], data=doc["data"],
-        meta=doc["meta"], recorded_at=doc["recorded_at"], prev_hash=doc["prev_hash"],
-    )
+    try:
+        body = encode_body(
+            position=doc["position"], stream=doc["stream"],
+            stream_version=doc["stream_version"], type=doc["type"],
+            schema_version=doc["schema_version"], data=doc["data"], meta=doc["meta"],
+            recorded_at=doc["recorded_at"], prev_hash=doc["prev_hash"],
+        )
+    except CanonicalError as exc:  # no canonical form (a number beyond 2**53, a surrogate)
+        raise InputError(f"{where}.{str(exc).removeprefix('$.')}") from None
     return RecordedEvent(doc["position"], doc["stream"], doc["stream_version"], doc["type"],
                          doc["schema_version"], json.loads(body)["data"], doc["meta"],
                          doc["recorded_at"], doc["prev_hash"], doc["hash"], body)

@@ -13,15 +13,16 @@ the last commits but never leaves a partial batch.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..canonical import canonical_bytes
-from ..errors import ChainError, ImportConflictError, InputError, StoreError
+from ..errors import ChainError, CladelogError, ImportConflictError, InputError, StoreError
 from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
     ROW_COLUMNS,
@@ -119,6 +120,28 @@ _SCHEMA = [
 ]
 
 _COLUMNS = ROW_COLUMNS
+#: the columns of ``events`` after ``position``: any of them may hold TEXT in a damaged
+#: file (SQLite stores any value in any column), which SQLite hands out decoded as UTF-8
+_VALUE_COLUMNS = ("stream", "stream_version", "type", "schema_version", "recorded_at", "data",
+                  "meta", "hash", "prev_hash")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _named_damage(method: F) -> F:
+    """Turn what SQLite raises on a damaged file (a malformed page, a missing table, text
+    that is not UTF-8) into a :class:`StoreError` or, where the row is known, a
+    :class:`ChainError` at its position: never an unnamed internal error."""
+
+    @functools.wraps(method)
+    def wrapper(self: SQLiteStore, *args: Any, **kw: Any) -> Any:
+        try:
+            return method(self, *args, **kw)
+        except sqlite3.DatabaseError as exc:
+            raise self._damage(exc) from None
+
+    return wrapper  # type: ignore[return-value]
+
 _INSERT = f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
@@ -154,6 +177,8 @@ class SQLiteStore(EventStore):
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"store: {self.path} is not a usable SQLite database ({exc})"
+                + (": the store file is damaged, or is not a cladelog store"
+                   if "malformed" in str(exc) or "not a database" in str(exc) else "")
             ) from None
 
     # -- schema -------------------------------------------------------------------------
@@ -227,6 +252,7 @@ class SQLiteStore(EventStore):
                 f"{SCHEMA_VERSION})"
             )
 
+    @_named_damage
     def schema_version(self) -> int:
         return int(self._db.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()[0])
 
@@ -237,6 +263,7 @@ class SQLiteStore(EventStore):
         ).fetchone()
         return Head(row[0], row[1]) if row else Head(0, GENESIS_HASH)
 
+    @_named_damage
     def append(
         self,
         events: Sequence[PreparedEvent],
@@ -288,6 +315,7 @@ class SQLiteStore(EventStore):
                 db.execute("ROLLBACK")
             raise
 
+    @_named_damage
     def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
@@ -333,32 +361,64 @@ class SQLiteStore(EventStore):
         # session's full replay: ~8 ms less of ~50 for 30 MB); the log only grows, so no
         # mapped page is ever cut off under a reader
         reader.execute(f"PRAGMA mmap_size={READ_MMAP_BYTES}")
+        last = [0]  # the position of the last row read: damage is after it
+        failed: list[CladelogError] = []
+
+        def fetch(size: int) -> list[Any]:
+            if failed:
+                raise failed[0]
+            try:
+                page = cursor.fetchmany(size)
+            except sqlite3.DatabaseError as exc:
+                error = self._damage(exc, after=last[0])
+                if not isinstance(error, ChainError):
+                    raise error from None
+                # the page is lost with the row SQLite could not decode: read the rows
+                # before that one again, hand them out, and fail on the next page
+                failed.append(error)
+                page = list(reader.execute(
+                    f"SELECT * FROM ({sql}) WHERE position > ? AND position < ? "
+                    "ORDER BY position", [*args, last[0], error.position]))
+            if page:
+                last[0] = page[-1][0]
+            elif failed:
+                raise failed[0]
+            return page
+
         try:
-            cursor = reader.execute(sql, args)
+            try:
+                cursor = reader.execute(sql, args)
+            except sqlite3.DatabaseError as exc:
+                raise self._damage(exc) from None
             # pages by bytes (measured faster than iterating the cursor row by row)
-            yield paged_rows(cursor.fetchmany)
+            yield paged_rows(fetch)
         finally:
             reader.close()
 
+    @_named_damage
     def head(self) -> Head:
         return self._head()
 
+    @_named_damage
     def hash_at(self, position: int) -> str | None:
         row = self._db.execute("SELECT hash FROM events WHERE position = ?", (position,)).fetchone()
         return row[0] if row else None
 
+    @_named_damage
     def stream_version(self, stream: str) -> int:
         row = self._db.execute(
             "SELECT MAX(stream_version) FROM events WHERE stream = ?", (stream,)
         ).fetchone()
         return int(row[0] or 0)
 
+    @_named_damage
     def streams(self) -> list[tuple[str, int]]:
         return list(self._db.execute(
             "SELECT stream, MAX(stream_version) FROM events GROUP BY stream ORDER BY stream"
         ))
 
     # -- checkpoints --------------------------------------------------------------------
+    @_named_damage
     def load_checkpoint(self, name: str) -> Checkpoint | None:
         row = self._db.execute(
             "SELECT name, version, position, head_hash, state, digest FROM checkpoints "
@@ -368,6 +428,7 @@ class SQLiteStore(EventStore):
             return None
         return Checkpoint(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5])
 
+    @_named_damage
     def save_checkpoint(self, checkpoint: Checkpoint) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO checkpoints (name, version, position, head_hash, state, "
@@ -376,9 +437,11 @@ class SQLiteStore(EventStore):
              canonical_bytes(checkpoint.state), checkpoint.digest),
         )
 
+    @_named_damage
     def delete_checkpoint(self, name: str) -> None:
         self._db.execute("DELETE FROM checkpoints WHERE name = ?", (name,))
 
+    @_named_damage
     def checkpoints(self) -> list[Checkpoint]:
         names = [r[0] for r in self._db.execute("SELECT name FROM checkpoints ORDER BY name")]
         return [c for c in map(self.load_checkpoint, names) if c is not None]
@@ -393,3 +456,39 @@ class SQLiteStore(EventStore):
 
     def close(self) -> None:
         self._db.close()
+
+    # -- damage -------------------------------------------------------------------------
+    def _damage(self, exc: sqlite3.DatabaseError, after: int = 0) -> CladelogError:
+        """What SQLite's ``exc`` means for an operator, in one line."""
+        text = str(exc)
+        if isinstance(exc, sqlite3.OperationalError) and "decode" in text \
+                and "UTF-8" in text:
+            found = self._bad_text(after)
+            if found is not None:
+                return ChainError(found[0], f"column {found[1]!r} holds text that is not "
+                                            "valid UTF-8 (the store file is damaged)")
+        if isinstance(exc, sqlite3.IntegrityError):
+            return StoreError(f"store: {self.path}: the database refused the write ({text})")
+        if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+            return StoreError(f"store: {self.path} is busy ({text}); try again")
+        return StoreError(f"store: the store file {self.path} is damaged ({text}); restore "
+                          "it from a backup or an export")
+
+    def _bad_text(self, after: int) -> tuple[int, str] | None:
+        """The first row after position ``after`` with a TEXT value that is not UTF-8, and
+        the column's name (read as bytes, which SQLite does not decode)."""
+        typed = ", ".join(f"typeof({c}), {c}" for c in _VALUE_COLUMNS)
+        with contextlib.suppress(sqlite3.DatabaseError), \
+                contextlib.closing(sqlite3.connect(self.path, timeout=60.0)) as db:
+            db.text_factory = bytes
+            rows = db.execute(f"SELECT position, {typed} FROM events WHERE position > ? "
+                              "ORDER BY position", (after,))
+            for row in rows:
+                for i, name in enumerate(_VALUE_COLUMNS):
+                    kind, value = row[1 + 2 * i], row[2 + 2 * i]
+                    if kind == b"text":
+                        try:
+                            value.decode("utf-8")
+                        except UnicodeDecodeError:
+                            return int(row[0]), name
+        return None
