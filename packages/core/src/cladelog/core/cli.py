@@ -84,6 +84,10 @@ class _State:
                 from .deployment import Deployment
 
                 self._deployment = Deployment.open(find_config(self.config_path))
+            if "logging" in sys.modules:  # a library that logs (psycopg): structured lines
+                from .log import route_stdlib_logging
+
+                route_stdlib_logging()
         return self._deployment
 
     def close(self) -> None:
@@ -607,15 +611,28 @@ def verify(dep: Deployment, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--follow", is_flag=True,
               help="Keep projections current as events arrive; stop with Ctrl-C or SIGTERM.")
+@click.option("--reconnect-timeout", type=click.FloatRange(min=0, max=86_400), default=None,
+              metavar="SECONDS",
+              help="With --follow: how long to keep reconnecting to a store that went away "
+                   "before giving up (default: the deployment's follow_reconnect_timeout, "
+                   "300).")
+@click.option("--accept-truncation", is_flag=True,
+              help="Replay even though the checkpoints prove the log was longer (or "
+                   "different) when they were taken; forgets those checkpoints.")
 @pass_deployment
-def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow: bool) -> None:
+def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow: bool,
+           reconnect_timeout: float | None, accept_truncation: bool) -> None:
     """Fold the log through every enabled projection, verifying the chain as it goes.
 
     Prints each projection's state digest (hex SHA-256 of its canonical JSON)
-    and a summary. Checkpoints make the next replay incremental.
+    and a summary. Checkpoints make the next replay incremental. A log that
+    ends before its checkpoints (a cut tail) is refused (exit 1) unless
+    --accept-truncation is given.
     """
     if follow and to is not None:
         fail("--follow and --to exclude each other")
+    if reconnect_timeout is not None and not follow:
+        fail("--reconnect-timeout: only with --follow")
     stopping: list[int] = []
     previous = _stop_on_signals(stopping) if follow else {}
     progress = None
@@ -634,7 +651,8 @@ def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow
         try:
             # a replay up to a past position shows history; it leaves the checkpoints
             # where they are (moving them back would only make the next replay redo work)
-            result = dep.replay(rebuild=rebuild, to=to, progress=progress, save=to is None)
+            result = dep.replay(rebuild=rebuild, to=to, progress=progress, save=to is None,
+                                accept_truncation=accept_truncation)
         finally:
             if bar is not None:
                 bar.stop()
@@ -645,7 +663,9 @@ def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow
         if follow:
             # a signal during the first replay above lets it finish and save its
             # checkpoints, then stops here
-            _follow(dep, result.head.position, as_json, stopping)
+            _follow(dep, result.head.position, as_json, stopping,
+                    dep.config.follow_reconnect_timeout if reconnect_timeout is None
+                    else reconnect_timeout)
     finally:
         _restore_signals(previous)
 
@@ -680,13 +700,54 @@ def _restore_signals(previous: dict[int, Any]) -> None:
         signal.signal(s, handler)
 
 
-def _follow(dep: Deployment, position: int, as_json: bool, stopping: list[int]) -> None:
-    """Replay again whenever the head moves, until SIGINT or SIGTERM; checkpoints stay saved."""
+#: the first wait before reconnecting to a lost store, and the longest (seconds)
+FOLLOW_BACKOFF = (0.5, 30.0)
+
+
+def _follow(dep: Deployment, position: int, as_json: bool, stopping: list[int],
+            reconnect_timeout: float) -> None:
+    """Replay again whenever the head moves, until SIGINT or SIGTERM; checkpoints stay saved.
+
+    A store that goes away (a server restarting) is waited for: each failed attempt is
+    logged, the wait doubles from 0.5 s up to 30 s, and after ``reconnect_timeout``
+    seconds of failures the command gives up with the last error (exit 2). Every replay
+    starts from the saved checkpoints, so nothing is missed or applied twice across it.
+    """
+    import time
+
+    from .errors import StoreError
+
+    down_since: float | None = None
+    attempt = 0
     while not stopping:
-        if dep.store.wait_for_append(position, timeout=0.5) and not stopping:
-            result = dep.replay()
-            position = result.head.position
-            _print_replay(result, as_json)
+        try:
+            if dep.store.wait_for_append(position, timeout=0.5) and not stopping:
+                result = dep.replay()
+                position = result.head.position
+                _print_replay(result, as_json)
+        except StoreError as exc:
+            now = time.monotonic()
+            if down_since is None:
+                down_since, attempt = now, 0
+            down = now - down_since
+            if down >= reconnect_timeout:
+                raise StoreError(f"{exc} (gave up following after {down:.0f} s of "
+                                 "reconnecting)") from None
+            delay = min(FOLLOW_BACKOFF[0] * 2 ** attempt, FOLLOW_BACKOFF[1],
+                        reconnect_timeout - down)
+            attempt += 1
+            _log().warning("follow.reconnecting", error=str(exc), attempt=attempt,
+                           retry_in=round(delay, 3), down_for=round(down, 3),
+                           gives_up_after=reconnect_timeout)
+            deadline = now + delay
+            while not stopping and time.monotonic() < deadline:
+                time.sleep(min(0.1, max(deadline - time.monotonic(), 0)))
+            continue
+        if down_since is not None:
+            _log().warning("follow.reconnected", attempts=attempt,
+                           down_for=round(time.monotonic() - down_since, 3),
+                           position=position)
+            down_since = None
     if not as_json:
         click.echo(f"stopped at position {position}; checkpoints saved")
 
@@ -732,7 +793,10 @@ def import_(dep: Deployment, file: str) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @pass_deployment
 def status(dep: Deployment, as_json: bool) -> None:
-    """Store, size, head, enabled plugins and how far each projection is behind."""
+    """Store, size, head, enabled plugins and how far each projection is behind.
+
+    Exits 1 when the checkpoints prove the log was longer (or different) when they were
+    taken."""
     head = dep.store.head()
     cps = {c.name: c for c in dep.store.checkpoints()}
     projs: list[dict[str, Any]] = []
@@ -741,18 +805,26 @@ def status(dep: Deployment, as_json: bool) -> None:
         pos = cp.position if cp and cp.version == p.version else 0
         projs.append({"name": p.name, "version": p.version, "position": pos,
                       "behind": head.position - pos, "digest": cp.digest if cp else None})
+    from .store.base import check_checkpoints
+
+    # checkpoints beyond the head (or over other events) prove the log was cut or rewritten
+    cut = check_checkpoints(head, cps.values(), dep.store.hash_at)
     doc = {"store": dep.store.url, "size_bytes": dep.store.size_bytes(),
            "head": {"position": head.position, "hash": head.hash},
-           "plugins": dep.plugin_versions, "projections": projs}
+           "plugins": dep.plugin_versions, "projections": projs,
+           "damage": None if cut is None else {"position": cut[0], "reason": cut[1]}}
     if as_json:
         _echo_json(doc)
-        return
-    click.echo(f"store     {doc['store']} ({doc['size_bytes'] or 0} bytes)")
-    click.echo(f"head      {head.position} {head.hash}")
-    click.echo("plugins   " + ", ".join(f"{n} {v}" for n, v in sorted(dep.plugin_versions.items())))
-    for row in projs:
-        click.echo(f"  {row['name']:<28} v{row['version']}  at {row['position']:<8} "
-                   f"behind {row['behind']}")
+    else:
+        click.echo(f"store     {doc['store']} ({doc['size_bytes'] or 0} bytes)")
+        click.echo(f"head      {head.position} {head.hash}")
+        click.echo("plugins   " + ", ".join(f"{n} {v}"
+                                           for n, v in sorted(dep.plugin_versions.items())))
+        for row in projs:
+            click.echo(f"  {row['name']:<28} v{row['version']}  at {row['position']:<8} "
+                       f"behind {row['behind']}")
+    if cut is not None:
+        fail(f"position {cut[0]}: {cut[1]}", EXIT_FAILED)
 
 
 @main.command()

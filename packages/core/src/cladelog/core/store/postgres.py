@@ -225,8 +225,11 @@ class PostgresStore(EventStore):
                     conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
         except psycopg.Error as exc:
             raise StoreError(f"store: cannot connect to PostgreSQL ({_describe(exc)})") from None
+        # a connection is waited for as long as one takes to open (psycopg_pool's default,
+        # 30 s, would hold a follower that retries a restarting server that long)
         self._pool = ConnectionPool(self._conninfo, kwargs=self._kwargs, min_size=1,
-                                    max_size=pool_size, open=True, name="cladelog")
+                                    max_size=pool_size, open=True, name="cladelog",
+                                    timeout=self._kwargs["connect_timeout"])
         try:
             if create:
                 with self._call(f"creating schema {self.schema!r}"):
