@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import itertools
 import json
 import os
 import sys
@@ -355,13 +356,15 @@ def _read_text(path: str) -> str:
         raise InputError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
 
 
-def _read_lines(path: str) -> Iterator[tuple[int, str]]:
+def _read_lines(path: str, source: Any = None) -> Iterator[tuple[int, str]]:
     """The non-blank lines of a text file ('-' for stdin) with their numbers, read one at a
-    time; InputError naming the file (and line) when it cannot be read or is not UTF-8."""
+    time; InputError naming the file (and line) when it cannot be read or is not UTF-8.
+    ``source``: an open binary file to read instead (named ``path`` in errors)."""
     from .errors import InputError
 
     try:
-        fh = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        fh = source if source is not None else sys.stdin.buffer if path == "-" \
+            else open(path, "rb")  # noqa: SIM115
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
@@ -375,7 +378,7 @@ def _read_lines(path: str) -> Iterator[tuple[int, str]]:
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
     finally:
-        if fh is not sys.stdin.buffer:
+        if fh is not sys.stdin.buffer and fh is not source:
             fh.close()
 
 
@@ -384,38 +387,68 @@ def read_json_file(path: str) -> Any:
     return parse_json_text(_read_text(path), path)
 
 
-def _read_json_or_lines(path: str) -> list[Any]:
-    """One JSON document (an object or an array of them) or JSONL: JSONL when the first
-    non-blank line is a complete JSON value by itself (so a pretty-printed object, on stdin
-    or in a file of any name, is one document)."""
-    text = _read_text(path)
-    stripped = text.lstrip()
-    if not stripped:
-        return []  # the caller says there are no events
-    first = stripped.split("\n", 1)[0]
+#: ``append`` validates and writes a batch in chunks of at most this many events (or
+#: events from this many bytes of input): one chunk is in memory at a time, the batch is
+#: still one transaction. An input of one chunk is validated before the store is locked.
+APPEND_CHUNK_EVENTS = 2000
+APPEND_CHUNK_BYTES = 4 << 20
+
+
+def _json_items(path: str, source: Any = None) -> Iterator[tuple[Any, int]]:
+    """The items of one JSON document (an object or an array of them) or of JSONL, each
+    with the size of its line (0 for a document's): JSONL when the first non-blank line is
+    a complete JSON value by itself that is not an array (so a pretty-printed object, on
+    stdin or in a file of any name, is one document). JSONL is read a line at a time."""
+    lines = _read_lines(path, source)
+    first = list(itertools.islice(lines, 2))
+    if not first:
+        return  # the caller says there are no events
+    n, line = first[0]
     try:
-        json.loads(first)
-        lines = not stripped.startswith("[") and "\n" in stripped.strip()
+        json.loads(line)
+        jsonl = len(first) > 1 and not line.lstrip().startswith("[")
     except (ValueError, RecursionError):  # the whole-document parse below words it
-        lines = False
-    if not lines:
+        jsonl = False
+    if not jsonl:
+        text = "".join(part for _, part in itertools.chain(first, lines))
         doc = parse_json_text(text, path)
-        return doc if isinstance(doc, list) else [doc]
-    items = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            items.append(parse_json_text(line, f"{path}:{n}"))
-    return items
+        for item in doc if isinstance(doc, list) else [doc]:
+            yield item, 0
+        return
+    for n, line in itertools.chain(first, lines):
+        yield parse_json_text(line, f"{path}:{n}"), len(line)
 
 
-def _new_events(items: list[Any], path: str) -> tuple[list[NewEvent], dict[str, int]]:
+def _event_chunks(path: str, source: Any = None
+                  ) -> Iterator[tuple[list[NewEvent], dict[str, int]]]:
+    """The events of an append's input in chunks (see :data:`APPEND_CHUNK_EVENTS`), each
+    with the expected versions named so far; InputError for the first bad item."""
+    expected: dict[str, int] = {}
+    items: list[Any] = []
+    size = done = 0
+    for item, length in _json_items(path, source):
+        items.append(item)
+        size += length
+        if len(items) >= APPEND_CHUNK_EVENTS or size >= APPEND_CHUNK_BYTES:
+            yield _new_events(items, path, start=done, expected=expected)
+            done += len(items)
+            items, size = [], 0
+    if items or not done:  # (none at all: _new_events says there are no events)
+        yield _new_events(items, path, start=done, expected=expected)
+
+
+def _new_events(items: list[Any], path: str, *, start: int = 0,
+                expected: dict[str, int] | None = None
+                ) -> tuple[list[NewEvent], dict[str, int]]:
+    """Items as events (``start``: the index of the first one in the whole input), and the
+    expected versions named (added to ``expected`` when given: it spans the chunks)."""
     from .errors import InputError
     from .events import NewEvent
 
     events: list[NewEvent] = []
-    expected: dict[str, int] = {}
+    expected = {} if expected is None else expected
     allowed = {"stream", "type", "data", "meta", "schema_version", "expected_version"}
-    for i, item in enumerate(items):
+    for i, item in enumerate(items, start):
         where = f"{path}: events[{i}]"
         if not isinstance(item, dict):
             raise InputError(f"{where}: expected an object")
@@ -438,7 +471,7 @@ def _new_events(items: list[Any], path: str) -> tuple[list[NewEvent], dict[str, 
                 raise InputError(f"{where}.expected_version: conflicts with an earlier item")
         events.append(NewEvent(item["stream"], item["type"], item["data"],
                                item.get("meta") or {}, sv))
-    if not events:
+    if not events and not start:
         raise InputError(f"{path}: no events")
     return events, expected
 
@@ -544,16 +577,37 @@ def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
     """Append events from a JSON file (object or array) or JSONL ('-' = stdin), as one batch.
 
     Each item: {"stream", "type", "data", optional "meta", "schema_version",
-    "expected_version"}. The whole file is validated first; nothing is
-    appended if any item is bad.
+    "expected_version"}. Nothing is appended if any item is bad. A large JSONL
+    file is validated and written in chunks, in one transaction, so memory
+    stays that of a chunk.
     """
-    events, expected = _new_events(_read_json_or_lines(file), file)
-    recorded = dep.append(events, expected_versions=expected or None,
-                          idempotency_key=idempotency_key)
-    _log().info("append.done", events=len(recorded), first=recorded[0].position,
-                last=recorded[-1].position, file=file)
-    click.echo(f"appended {len(recorded)} event(s), positions "
-               f"{recorded[0].position}..{recorded[-1].position}")
+    import shutil
+    import tempfile
+
+    from .errors import InputError
+
+    with contextlib.ExitStack() as stack:
+        source = None
+        if file == "-":  # spooled to disk: the store is never locked while a pipe fills
+            source = stack.enter_context(tempfile.TemporaryFile())
+            try:
+                shutil.copyfileobj(sys.stdin.buffer, source)
+            except OSError as exc:
+                raise InputError(f"-: cannot read ({exc.strerror or exc})") from None
+            source.seek(0)
+        chunks = _event_chunks(file, source)
+        head = list(itertools.islice(chunks, 2))
+        if len(head) == 1:  # one chunk: validated in full before the store is locked
+            events, expected = head[0]
+            recorded = dep.append(events, expected_versions=expected or None,
+                                  idempotency_key=idempotency_key)
+            first, last = recorded[0].position, recorded[-1].position
+        else:
+            result = dep.append_chunks(itertools.chain(head, chunks),
+                                       idempotency_key=idempotency_key)
+            first, last = result.first, result.last
+    _log().info("append.done", events=last - first + 1, first=first, last=last, file=file)
+    click.echo(f"appended {last - first + 1} event(s), positions {first}..{last}")
 
 
 @main.command()

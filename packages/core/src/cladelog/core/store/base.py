@@ -32,7 +32,9 @@ from ..events import (
 
 __all__ = [
     "BatchRecord",
+    "BatchResult",
     "Checkpoint",
+    "Chunk",
     "EncodedBatch",
     "EventStore",
     "Head",
@@ -46,6 +48,7 @@ __all__ = [
     "check_checkpoints",
     "check_import",
     "check_row",
+    "digest_chunks",
     "digest_part",
     "digest_update",
     "encode_batch",
@@ -55,6 +58,7 @@ __all__ = [
     "row_filter",
     "split_body",
     "verify_rows",
+    "write_chunks",
 ]
 
 # A stored row: (position, stream, stream_version, type, schema_version, recorded_at,
@@ -116,6 +120,27 @@ class BatchRecord(NamedTuple):
     digest: str
     first: int
     last: int
+
+
+#: A part of a batch appended in chunks: its events, and the expected versions (stream ->
+#: version before the batch) its input named (see :meth:`EventStore.append_chunks`).
+Chunk = tuple[Sequence[PreparedEvent], Mapping[str, int]]
+
+
+@attrs.frozen
+class BatchResult:
+    """What a batch appended in chunks became: positions ``first..last`` (none when
+    ``last < first``), the head after it, and whether it had been appended before under
+    its idempotency key (then nothing was appended now)."""
+
+    first: int
+    last: int
+    head: Head
+    repeated: bool = False
+
+    @property
+    def count(self) -> int:
+        return max(self.last - self.first + 1, 0)
 
 
 @attrs.frozen
@@ -277,6 +302,79 @@ def build_rows(
                      meta_bytes, hex_hash, prev))
         prev = hex_hash
     return out, rows
+
+
+def write_chunks(
+    chunks: Iterable[Chunk],
+    head: Head,
+    lookup: Callable[[list[str]], Mapping[str, int]],
+    write: Callable[[list[RawRow]], None],
+    clock: Callable[[], str] | None,
+    *,
+    lead: Sequence[PreparedEvent] = (),
+    lead_expected: Mapping[str, int] | None = None,
+    digest: bool = True,
+) -> tuple[Head, int, str]:
+    """Number, chain and hand to ``write`` a batch that arrives in chunks, one chunk at a
+    time (a backend calls this inside the one transaction the batch is written in, so
+    it stays all or nothing); only one chunk's events and rows are alive at once.
+
+    ``lookup(streams)`` gives the stored versions of streams the batch has not touched
+    yet. A stream's expected version (a chunk's second member) is checked against its
+    version before the batch, wherever in the batch it is named (:class:`ConcurrencyError`).
+    ``lead`` is a batch of its own written first (with ``lead_expected``), such as the
+    plugin enablement a deployment records before a caller's first batch: it shares the
+    transaction but not the digest. All events share one ``recorded_at``. Returns the head
+    after the batch, the batch's first position and its digest (:func:`encode_batch`;
+    ``""`` unless ``digest``: only a batch under an idempotency key needs it).
+    """
+    now = (clock or utc_now)()
+
+    def fixed() -> str:
+        return now
+
+    before: dict[str, int] = {}  # each stream's version before the batch
+    current: dict[str, int] = {}  # ... and now, within it
+
+    def put(events: Sequence[PreparedEvent], expected: Mapping[str, int],
+            h: Any) -> None:
+        nonlocal head
+        new = sorted(({e.stream for e in events} | set(expected)) - before.keys())
+        if new:
+            found = lookup(new)
+            for stream in new:
+                before[stream] = current[stream] = int(found.get(stream, 0))
+        for stream, version in expected.items():
+            if before[stream] != version:
+                raise ConcurrencyError(stream, version, before[stream])
+        if not events:
+            return
+        batch = encode_batch(events, digest=False)
+        _, rows = build_rows(batch, head, current, None, fixed)
+        write(rows)
+        if h is not None:
+            digest_update(h, events, batch.parts)
+        for row in rows:
+            current[row[1]] = row[2]
+        head = Head(rows[-1][0], rows[-1][8])
+
+    if lead or lead_expected:
+        put(lead, lead_expected or {}, None)
+    first = head.position + 1
+    h = hashlib.sha256() if digest else None
+    for events, expected in chunks:
+        put(events, expected, h)
+    return head, first, h.hexdigest() if h is not None else ""
+
+
+def digest_chunks(chunks: Iterable[Chunk]) -> str:
+    """The digest of a batch arriving in chunks (:func:`encode_batch`), without writing it:
+    a retry under an idempotency key compares it with the recorded one."""
+    h = hashlib.sha256()
+    for events, _ in chunks:
+        if events:
+            digest_update(h, events, encode_batch(events, digest=False).parts)
+    return h.hexdigest()
 
 
 def _quoted(value: object, field: str, position: int) -> str:
@@ -822,6 +920,45 @@ class EventStore(abc.ABC):
         A retry with the same ``idempotency_key`` and the same content returns
         the events of the first attempt instead of appending again.
         """
+
+    def append_chunks(
+        self,
+        chunks: Iterable[Chunk],
+        *,
+        idempotency_key: str | None = None,
+        clock: Callable[[], str] | None = None,
+        lead: Sequence[PreparedEvent] = (),
+        lead_expected: Mapping[str, int] | None = None,
+    ) -> BatchResult:
+        """Append one batch that arrives in chunks, atomically, holding one chunk at a time.
+
+        Each chunk is ``(events, expected_versions)``: the expected versions its input
+        named, each checked against the stream's version before the whole batch. The
+        batch is written in one transaction: an error in any chunk (raised by the
+        iterator itself, say, for bad input) leaves nothing appended. A key already
+        recorded with the same content returns that batch (``repeated``) and appends
+        nothing; with other content it is refused, as :meth:`append` does. ``lead`` is
+        written first as a batch of its own (see :func:`write_chunks`) in the same
+        transaction.
+
+        This default holds the whole batch in memory and writes ``lead`` in a transaction
+        of its own; the SQL backends override it to stream.
+        """
+        events: list[PreparedEvent] = []
+        expected: dict[str, int] = {}
+        for part, named in chunks:
+            events.extend(part)
+            for stream, version in named.items():
+                expected.setdefault(stream, version)
+        if lead or lead_expected:
+            self.append(lead, expected_versions=lead_expected, clock=clock)
+        before = self.head().position
+        recorded = self.append(events, expected_versions=expected or None,
+                               idempotency_key=idempotency_key, clock=clock)
+        if not recorded:
+            return BatchResult(before + 1, before, self.head())
+        return BatchResult(recorded[0].position, recorded[-1].position, self.head(),
+                           repeated=recorded[-1].position <= before)
 
     def read_rows(
         self,

@@ -44,7 +44,9 @@ from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
     ROW_COLUMNS,
     BatchRecord,
+    BatchResult,
     Checkpoint,
+    Chunk,
     EncodedBatch,
     EventStore,
     Head,
@@ -52,9 +54,11 @@ from .base import (
     PreparedEvent,
     build_rows,
     check_import,
+    digest_chunks,
     encode_batch,
     paged_rows,
     split_body,
+    write_chunks,
 )
 
 __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
@@ -402,6 +406,101 @@ class PostgresStore(EventStore):
         if recorded is None:
             return list(self.read(first, last))
         return recorded
+
+    def append_chunks(
+        self,
+        chunks: Iterable[Chunk],
+        *,
+        idempotency_key: str | None = None,
+        clock: Callable[[], str] | None = None,
+        lead: Sequence[PreparedEvent] = (),
+        lead_expected: Mapping[str, int] | None = None,
+    ) -> BatchResult:
+        """See :meth:`EventStore.append_chunks`. The input is read once, so a connection
+        lost while the batch is written cannot be retried here: lost before the whole batch
+        was sent, nothing was appended; lost at the commit, the batch's key (one is made up
+        when the caller gives none) tells whether it landed, as for :meth:`append`."""
+        psycopg = self._psycopg
+        key = idempotency_key or f"auto:{uuid.uuid4()}"
+        sent: list[str] = []  # the digest, once every chunk was written
+        try:
+            return self._append_chunks_once(chunks, key, clock, lead, lead_expected, sent)
+        except psycopg.OperationalError as exc:
+            lost = _describe(exc)
+        if sent:  # the commit may have landed: look for the key
+            try:
+                self._pool.check()
+                with self._pool.connection() as conn:
+                    done = conn.execute("SELECT digest, first_position, last_position FROM "
+                                        "batches WHERE key = %s", (key,)).fetchone()
+            except psycopg.Error as exc:
+                raise StoreError(
+                    f"store: append failed, connection lost ({lost}) and the store cannot "
+                    f"be asked whether it committed ({_describe(exc)}); retry with "
+                    f"idempotency key {key!r}: it appends the batch at most once"
+                ) from None
+            if done is not None and done[0] == sent[0]:
+                return BatchResult(int(done[1]), int(done[2]), self.head())
+        raise StoreError(f"store: append failed, connection lost ({lost}); nothing was "
+                         f"appended — retry with idempotency key {key!r}")
+
+    def _append_chunks_once(
+        self,
+        chunks: Iterable[Chunk],
+        key: str,
+        clock: Callable[[], str] | None,
+        lead: Sequence[PreparedEvent],
+        lead_expected: Mapping[str, int] | None,
+        sent: list[str],
+    ) -> BatchResult:
+        with self._pool.connection() as conn:
+            with conn.transaction():
+                head_row = conn.execute(
+                    "SELECT position, hash FROM cladelog_head WHERE id = 1 FOR UPDATE"
+                ).fetchone()
+                assert head_row is not None
+                done = conn.execute(
+                    "SELECT digest, first_position, last_position FROM batches WHERE key = %s",
+                    (key,),
+                ).fetchone()
+                if done is not None:  # a retry: read the input through for its digest
+                    if done[0] != digest_chunks(chunks):
+                        raise InputError(f"idempotency_key: {key!r} was used for a different "
+                                         "batch")
+                    return BatchResult(int(done[1]), int(done[2]),
+                                       Head(int(head_row[0]), head_row[1]), repeated=True)
+
+                def lookup(streams: list[str]) -> dict[str, int]:
+                    rows = conn.execute(
+                        "SELECT s, (SELECT MAX(stream_version) FROM events WHERE stream = s) "
+                        "FROM unnest(%s::text[]) AS s", (streams,),
+                    ).fetchall()
+                    return {s: int(v or 0) for s, v in rows}
+
+                def write(rows: list[Any]) -> None:
+                    with conn.cursor() as cur, cur.copy(
+                        f"COPY events ({_COLUMNS}) FROM STDIN"
+                    ) as copy:
+                        for r in rows:
+                            copy.write_row(r)
+
+                head, first, digest = write_chunks(
+                    chunks, Head(int(head_row[0]), head_row[1]), lookup, write, clock,
+                    lead=lead, lead_expected=lead_expected)
+                if head.position > int(head_row[0]):
+                    conn.execute("UPDATE cladelog_head SET position = %s, hash = %s "
+                                 "WHERE id = 1", (head.position, head.hash))
+                    if head.position >= first:
+                        conn.execute(
+                            "INSERT INTO batches (key, digest, first_position, last_position) "
+                            "VALUES (%s, %s, %s, %s)", (key, digest, first, head.position))
+                    conn.execute(f"NOTIFY {CHANNEL}, '{head.position}'")
+                sent.append(digest)
+                if self._before_commit is not None:
+                    self._before_commit(conn)
+            if self._after_commit is not None:
+                self._after_commit()
+        return BatchResult(first, head.position, head)
 
     def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:
         psycopg = self._psycopg

@@ -26,16 +26,20 @@ from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
     ROW_COLUMNS,
     BatchRecord,
+    BatchResult,
     Checkpoint,
+    Chunk,
     EventStore,
     Head,
     ImportResult,
     PreparedEvent,
     build_rows,
     check_import,
+    digest_chunks,
     encode_batch,
     paged_rows,
     split_body,
+    write_chunks,
 )
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
@@ -306,6 +310,53 @@ class SQLiteStore(EventStore):
                 )
             db.execute("COMMIT")
             return recorded
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def append_chunks(
+        self,
+        chunks: Iterable[Chunk],
+        *,
+        idempotency_key: str | None = None,
+        clock: Callable[[], str] | None = None,
+        lead: Sequence[PreparedEvent] = (),
+        lead_expected: Mapping[str, int] | None = None,
+    ) -> BatchResult:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if idempotency_key is not None:
+                done = db.execute(
+                    "SELECT digest, first_position, last_position FROM batches WHERE key = ?",
+                    (idempotency_key,),
+                ).fetchone()
+                if done is not None:  # a retry: read the input through for its digest
+                    digest = digest_chunks(chunks)
+                    db.execute("ROLLBACK")
+                    if done[0] != digest:
+                        raise InputError(f"idempotency_key: {idempotency_key!r} was used for "
+                                         "a different batch")
+                    return BatchResult(done[1], done[2], self._head(), repeated=True)
+
+            def lookup(streams: list[str]) -> dict[str, int]:
+                return {s: db.execute("SELECT MAX(stream_version) FROM events WHERE "
+                                      "stream = ?", (s,)).fetchone()[0] or 0 for s in streams}
+
+            def write(rows: list[Any]) -> None:
+                db.executemany(_INSERT, rows)
+
+            head, first, digest = write_chunks(chunks, self._head(), lookup, write, clock,
+                                               lead=lead, lead_expected=lead_expected,
+                                               digest=idempotency_key is not None)
+            if idempotency_key is not None and head.position >= first:
+                db.execute(
+                    "INSERT INTO batches (key, digest, first_position, last_position) "
+                    "VALUES (?, ?, ?, ?)", (idempotency_key, digest, first, head.position),
+                )
+            db.execute("COMMIT")
+            return BatchResult(first, head.position, head)
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")

@@ -215,6 +215,57 @@ class StoreConformance:
             )
         assert store.head().position == 2
 
+    # -- a batch in chunks ----------------------------------------------------------------
+    def test_a_batch_in_chunks_is_the_batch_at_once(
+        self, store_harness: StoreHarness, store: EventStore
+    ) -> None:
+        """Same events, same hashes, same digest: one batch however it was split."""
+        events = prepared("a", 5) + prepared("b", 3) + prepared("a", 4, start=5)
+        other = store_harness.new()
+        try:
+            whole = other.append(events, idempotency_key="k", clock=clock)
+        finally:
+            other.close()
+        chunks = [(events[:2], {}), (events[2:7], {"b": 0}), ([], {}), (events[7:], {"a": 0})]
+        result = store.append_chunks(iter(chunks), idempotency_key="k", clock=clock)
+        assert (result.first, result.last, result.count, result.repeated) == (1, 12, 12, False)
+        assert result.head == store.head()
+        assert [e.hash for e in store.read()] == [e.hash for e in whole]
+        assert store.verify().ok  # its record's digest is the one-batch digest
+        again = store.append(events, idempotency_key="k", clock=clock)  # a retry at once
+        assert [e.hash for e in again] == [e.hash for e in whole]
+        repeat = store.append_chunks(iter(chunks), idempotency_key="k", clock=clock)
+        assert repeat.repeated and (repeat.first, repeat.last) == (1, 12)
+        assert store.head().position == 12
+        with pytest.raises(InputError, match="idempotency_key"):
+            store.append_chunks(iter(chunks[:2]), idempotency_key="k", clock=clock)
+
+    def test_a_batch_in_chunks_is_all_or_nothing(self, store: EventStore) -> None:
+        store.append(prepared("a", 2), clock=clock)
+
+        def failing() -> Iterator[tuple[list[PreparedEvent], dict[str, int]]]:
+            yield prepared("a", 3, start=2), {}
+            yield prepared("b", 3), {}
+            raise InputError("events[6].data: bad, found while reading the input")
+
+        with pytest.raises(InputError, match="found while reading"):
+            store.append_chunks(failing(), idempotency_key="k", lead=prepared("lead", 1),
+                                clock=clock)
+        assert store.head().position == 2 and store.stream_version("lead") == 0
+        # an expected version is the stream's before the batch, wherever it is named
+        with pytest.raises(ConcurrencyError, match="expected version 0, but it is at 2"):
+            store.append_chunks(iter([(prepared("b", 2), {}), (prepared("c", 1), {"a": 0})]),
+                                clock=clock)
+        assert store.head().position == 2 and store.verify().ok
+        done = store.append_chunks(iter([(prepared("a", 2, start=2), {}),
+                                         (prepared("a", 1, start=4), {"a": 2})]),
+                                   lead=prepared("lead", 1), lead_expected={"lead": 0},
+                                   clock=clock)
+        assert (done.first, done.last) == (4, 6)  # after the lead batch, at 3
+        assert [e.stream for e in store.read(3)] == ["lead", "a", "a", "a"]
+        assert [e.stream_version for e in store.read(4)] == [3, 4, 5]
+        assert store.verify().ok
+
     # -- idempotency records are protected like the events ------------------------------
     @pytest.mark.parametrize("sql", [
         "DELETE FROM batches",
