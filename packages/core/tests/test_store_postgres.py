@@ -595,11 +595,14 @@ class CommitCutter:
         self.listener.close()
 
 
+@pytest.mark.parametrize("chunked", [False, True])
 @pytest.mark.parametrize("key", ["batch-lost", None])
 def test_a_commit_whose_acknowledgement_is_lost_is_appended_once(pg_harness: Any,
-                                                                 key: str | None) -> None:
+                                                                 key: str | None,
+                                                                 chunked: bool) -> None:
     """The commit lands, the client never hears back: the store's retry (under the caller's
-    key, or one it made up) finds the batch and appends nothing."""
+    key, or one it made up) finds the batch and appends nothing. A batch appended in chunks
+    cannot be sent again (its input was read once): the store asks whether its key landed."""
     from cladelog.core.testing.conformance import clock
 
     direct = pg_harness.new()
@@ -610,7 +613,14 @@ def test_a_commit_whose_acknowledgement_is_lost_is_appended_once(pg_harness: Any
         through = PostgresStore(proxy.url(direct.schema))
         pg_harness.stores.append(through)
         proxy.armed = True
-        recorded = through.append(prepared("b", 3), idempotency_key=key, clock=clock)
+        if chunked:
+            events = prepared("b", 3)
+            result = through.append_chunks(iter([(events[:2], {}), (events[2:], {})]),
+                                           idempotency_key=key, clock=clock)
+            assert (result.first, result.last, result.repeated) == (3, 5, False)
+            recorded = list(direct.read(3))
+        else:
+            recorded = through.append(prepared("b", 3), idempotency_key=key, clock=clock)
     finally:
         proxy.close()
     assert proxy.cuts == 1  # one connection was cut right after its COMMIT was answered
