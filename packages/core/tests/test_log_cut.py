@@ -152,3 +152,27 @@ def test_a_forged_idempotency_record_fails_verify(run: Any, tmp_path: Path) -> N
     assert r.exit_code == 1
     (line,) = _errors(r)
     assert line.startswith("error: position 1: idempotency record 'K1' (positions 1..2)")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--reconnect-timeout", "5"], "--reconnect-timeout: only with --follow"),
+    (["--follow", "--reconnect-timeout", "nan"], "--reconnect-timeout: must be a number"),
+    (["--follow", "--reconnect-timeout", "-1"], "--reconnect-timeout"),
+    (["--follow", "--reconnect-timeout", "inf"], "--reconnect-timeout"),
+])
+def test_replay_reconnect_timeout_is_checked(run: Any, args: list[str], message: str) -> None:
+    r = run("replay", *args)
+    assert r.exit_code == 2
+    (line,) = r.output.splitlines()
+    assert line.startswith("error: ") and message in line
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", '"5"', "true", "100000"])
+def test_follow_reconnect_timeout_setting_is_checked(run: Any, tmp_path: Path,
+                                                     value: str) -> None:
+    cfg = tmp_path / "cladelog.toml"
+    cfg.write_text(cfg.read_text() + f"follow_reconnect_timeout = {value}\n")
+    r = run("status")
+    assert r.exit_code == 2
+    (line,) = r.output.splitlines()
+    assert "follow_reconnect_timeout: expected a number of seconds from 0 to 86400" in line

@@ -687,6 +687,8 @@ def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow
         fail("--follow and --to exclude each other")
     if reconnect_timeout is not None and not follow:
         fail("--reconnect-timeout: only with --follow")
+    if reconnect_timeout is not None and reconnect_timeout != reconnect_timeout:
+        fail("--reconnect-timeout: must be a number of seconds, not nan")
     stopping: list[int] = []
     previous = _stop_on_signals(stopping) if follow else {}
     progress = None
