@@ -864,7 +864,7 @@ def status(dep: Deployment, as_json: bool) -> None:
     from .store.base import check_checkpoints
 
     # checkpoints beyond the head (or over other events) prove the log was cut or rewritten
-    cut = check_checkpoints(head, cps.values(), dep.store.hash_at)
+    cut = check_checkpoints(head, dep.store.checkpoint_marks())
     doc = {"store": dep.store.url, "size_bytes": dep.store.size_bytes(),
            "head": {"position": head.position, "hash": head.hash},
            "plugins": dep.plugin_versions, "projections": projs,

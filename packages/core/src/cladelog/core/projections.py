@@ -137,8 +137,8 @@ def _start_for(
 
 def _check_truncation(store: EventStore, head: Head, accept: bool) -> None:
     """Refuse (or, accepted, forget) checkpoints that prove the log was cut or rewritten."""
-    checkpoints = store.checkpoints()
-    found = check_checkpoints(head, checkpoints, store.hash_at)
+    marks = store.checkpoint_marks()  # one query, no state loaded
+    found = check_checkpoints(head, marks)
     if found is None:
         return
     if not accept:
@@ -147,8 +147,8 @@ def _check_truncation(store: EventStore, head: Head, accept: bool) -> None:
                                    "loss: 'cladelog replay --accept-truncation')")
     from .log import get_logger
 
-    for c in checkpoints:
-        if check_checkpoints(head, [c], store.hash_at) is not None:
+    for c in marks:
+        if check_checkpoints(head, [c]) is not None:
             get_logger("cladelog.replay").warning(
                 "replay.truncation_accepted", projection=c.name, checkpoint=c.position,
                 head=head.position)

@@ -34,6 +34,7 @@ __all__ = [
     "BatchRecord",
     "BatchResult",
     "Checkpoint",
+    "CheckpointMark",
     "Chunk",
     "EncodedBatch",
     "EventStore",
@@ -827,8 +828,18 @@ def _sorted_records(records: Iterable[BatchRecord],
     return kept, problems
 
 
-def check_checkpoints(head: Head, checkpoints: Iterable[Checkpoint],
-                      hash_at: Callable[[int], str | None]) -> tuple[int, str] | None:
+class CheckpointMark(NamedTuple):
+    """Where a projection checkpoint was taken (its position and the hash of the event
+    there) and the hash the log holds at that position now (None: no event there)."""
+
+    name: str
+    position: int
+    head_hash: str
+    log_hash: str | None
+
+
+def check_checkpoints(head: Head,
+                      marks: Iterable[CheckpointMark]) -> tuple[int, str] | None:
     """The first position at which the store's projection checkpoints show that the log
     was longer (or different) when they were taken, and why; None when they agree.
 
@@ -837,14 +848,14 @@ def check_checkpoints(head: Head, checkpoints: Iterable[Checkpoint],
     were removed (a chain walk alone cannot see a cut tail: what is left still links); one
     whose position holds another event proves that history was rewritten.
     """
-    beyond: list[Checkpoint] = []
-    for c in checkpoints:
+    beyond: list[CheckpointMark] = []
+    for c in marks:
         if c.position.__class__ is not int or c.position < 0:
             return (head.position + 1, f"checkpoint of projection {c.name!r}: its position "
                                        f"{c.position!r} is not a position")
         if c.position > head.position:
             beyond.append(c)
-        elif c.position > 0 and hash_at(c.position) != c.head_hash:
+        elif c.position > 0 and c.log_hash != c.head_hash:
             return (c.position, f"checkpoint of projection {c.name!r} was taken at position "
                                 f"{c.position} over another event (hash {c.head_hash!r}): "
                                 "the log was rewritten since")
@@ -1062,7 +1073,7 @@ class EventStore(abc.ABC):
         report = verify_rows(self.read_rows(1, None), records=self.batch_records())
         if not report.ok:
             return report
-        found = check_checkpoints(report.head, self.checkpoints(), self.hash_at)
+        found = check_checkpoints(report.head, self.checkpoint_marks())
         if found is not None:
             return attrs.evolve(report, ok=False, position=found[0], reason=found[1])
         return report
@@ -1071,10 +1082,18 @@ class EventStore(abc.ABC):
         """The idempotency records (``append(idempotency_key=...)``) the store holds."""
         return []
 
+    def checkpoint_marks(self) -> list[CheckpointMark]:
+        """Where each stored checkpoint was taken, beside what the log holds there (without
+        loading the states: a replay asks this every time)."""
+        return [CheckpointMark(c.name, c.position, c.head_hash,
+                               self.hash_at(c.position) if c.position.__class__ is int
+                               else None)
+                for c in self.checkpoints()]
+
     def truncation(self) -> tuple[int, str] | None:
         """Whether the projection checkpoints prove the log was longer (or different) when
         they were taken: :func:`check_checkpoints` for this store's head."""
-        return check_checkpoints(self.head(), self.checkpoints(), self.hash_at)
+        return check_checkpoints(self.head(), self.checkpoint_marks())
 
     @abc.abstractmethod
     def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:

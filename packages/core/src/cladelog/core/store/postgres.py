@@ -46,6 +46,7 @@ from .base import (
     BatchRecord,
     BatchResult,
     Checkpoint,
+    CheckpointMark,
     Chunk,
     EncodedBatch,
     EventStore,
@@ -656,6 +657,14 @@ class PostgresStore(EventStore):
         with self._call("listing checkpoints"), self._pool.connection() as conn:
             names = [r[0] for r in conn.execute("SELECT name FROM checkpoints ORDER BY name")]
         return [c for c in map(self.load_checkpoint, names) if c is not None]
+
+    def checkpoint_marks(self) -> list[CheckpointMark]:
+        with self._call("reading the checkpoints' positions"), \
+                self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT c.name, c.position, c.head_hash, e.hash FROM checkpoints c "
+                "LEFT JOIN events e ON e.position = c.position ORDER BY c.name").fetchall()
+        return [CheckpointMark(n, int(p), h, e) for n, p, h, e in rows]
 
     def size_bytes(self) -> int | None:
         with self._call("measuring the store's size"), self._pool.connection() as conn:

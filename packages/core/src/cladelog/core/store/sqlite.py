@@ -28,6 +28,7 @@ from .base import (
     BatchRecord,
     BatchResult,
     Checkpoint,
+    CheckpointMark,
     Chunk,
     EventStore,
     Head,
@@ -461,6 +462,11 @@ class SQLiteStore(EventStore):
     def checkpoints(self) -> list[Checkpoint]:
         names = [r[0] for r in self._db.execute("SELECT name FROM checkpoints ORDER BY name")]
         return [c for c in map(self.load_checkpoint, names) if c is not None]
+
+    def checkpoint_marks(self) -> list[CheckpointMark]:
+        return [CheckpointMark(*r) for r in self._db.execute(
+            "SELECT c.name, c.position, c.head_hash, e.hash FROM checkpoints c "
+            "LEFT JOIN events e ON e.position = c.position ORDER BY c.name")]
 
     def size_bytes(self) -> int | None:
         total = 0

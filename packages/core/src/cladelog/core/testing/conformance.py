@@ -25,7 +25,7 @@ import pytest
 
 from ..errors import ChainError, ConcurrencyError, ImportConflictError, InputError
 from ..events import GENESIS_HASH
-from ..store.base import Checkpoint, EventStore, Head, PreparedEvent
+from ..store.base import Checkpoint, CheckpointMark, EventStore, Head, PreparedEvent
 
 __all__ = ["StoreConformance", "StoreHarness", "expected_hash", "prepared"]
 
@@ -321,9 +321,11 @@ class StoreConformance:
     ) -> None:
         """What is left of a log cut at its end still links; the checkpoint taken at the
         old head proves the log was longer."""
-        self._checkpointed(store, 9)
+        old = self._checkpointed(store, 9)
         assert store.verify().ok and store.truncation() is None
+        assert store.checkpoint_marks() == [CheckpointMark("p.one", 9, old.hash, old.hash)]
         store_harness.cut_tail(store, 4)
+        assert store.checkpoint_marks() == [CheckpointMark("p.one", 9, old.hash, None)]
         report = store.verify()
         assert not report.ok
         assert report.position == 5 and report.checked == 4
@@ -342,6 +344,8 @@ class StoreConformance:
         store_harness.cut_tail(store, 4)
         store.append(prepared("z", 2), clock=clock)
         assert store.head().position == old.position and store.head().hash != old.hash
+        assert store.checkpoint_marks() == [CheckpointMark("p.one", 6, old.hash,
+                                                           store.head().hash)]
         report = store.verify()
         assert not report.ok and report.position == 6
         assert report.reason is not None and "the log was rewritten" in report.reason
