@@ -299,9 +299,13 @@ class Deployment:
         while True:
             lead, seen = ([], 0) if self._plugins_recorded else self._plugin_changes()
             try:
-                result = self.store.append_chunks(
-                    prepared(), idempotency_key=idempotency_key, clock=self.clock, lead=lead,
-                    lead_expected={builtin.PLUGINS_STREAM: seen} if lead else None)
+                # a chunk's objects form no cycle and die with it (reference counting
+                # frees them): collections during the batch would find nothing to free
+                with gc_paused():
+                    result = self.store.append_chunks(
+                        prepared(), idempotency_key=idempotency_key, clock=self.clock,
+                        lead=lead,
+                        lead_expected={builtin.PLUGINS_STREAM: seen} if lead else None)
             except ConcurrencyError as exc:
                 # another deployment recorded the plugins meanwhile: look again (the input
                 # was not read yet: the enablement is checked first)
