@@ -64,7 +64,7 @@ def test_init_twice_and_the_schema_table(pg_harness: Any) -> None:
     with PostgresStore(url, create=True) as s:
         s.append(prepared("a", 2))
     with PostgresStore(url, create=True) as s:
-        assert s.schema_version() == 2
+        assert s.schema_version() == 3
         assert s.head().position == 2
         assert s.verify().ok
 
@@ -451,7 +451,7 @@ def test_a_version_1_log_is_upgraded_by_init_only(pg_harness: Any, tmp_path: Pat
     with pytest.raises(StoreError, match="schema version 1; run 'cladelog init' to upgrade"):
         PostgresStore(url)
     with PostgresStore(url, create=True) as s:
-        assert s.schema_version() == 2
+        assert s.schema_version() == 3
         assert s.verify().ok
         assert [(e.hash, e.body, e.data) for e in s.read()] == \
                [(e.hash, e.body, e.data) for e in events]
@@ -459,3 +459,230 @@ def test_a_version_1_log_is_upgraded_by_init_only(pg_harness: Any, tmp_path: Pat
         assert s.verify().ok and s.head().position == len(events) + 1
         with pytest.raises(Exception, match="append-only"):
             pg_harness.raw_execute(s, "UPDATE events SET stream = 'x'")
+
+
+# -- upgrading a version-2 log ----------------------------------------------------------------
+# Version 3 added exactly these to version 2 (the protection of the idempotency records):
+# removing them from a store leaves what version 2 created.
+_V3_ADDITIONS_REMOVED = """
+DROP TRIGGER batches_no_rewrite ON batches;
+DROP TRIGGER batches_no_truncate ON batches;
+DROP TRIGGER batches_with_their_batch ON batches;
+DROP FUNCTION cladelog_refuse_batch_rewrite();
+DROP FUNCTION cladelog_batch_with_its_events();
+DELETE FROM cladelog_schema WHERE version = 3;
+INSERT INTO cladelog_schema VALUES (2, '2026-12-01T00:00:00.000000Z');
+"""
+
+
+def test_a_version_2_log_is_upgraded_to_3_by_init_only(pg_harness: Any) -> None:
+    from cladelog.core.testing.conformance import clock
+
+    store = pg_harness.new()
+    store.append(prepared("a", 3), clock=clock)
+    first = store.append(prepared("b", 2), idempotency_key="batch-A", clock=clock)
+    store.close()
+    with pg_harness._conn(store) as conn:
+        conn.execute(_V3_ADDITIONS_REMOVED)
+        conn.execute("DELETE FROM batches WHERE key LIKE 'auto:%'")  # shows the upgrade
+    url = pg_harness.url(store.schema)
+    with pytest.raises(StoreError, match="schema version 2; run 'cladelog init' to upgrade "
+                                         "it to 3"):
+        PostgresStore(url)
+    with PostgresStore(url, create=True) as s:
+        assert s.upgraded_from == 2 and s.schema_version() == 3
+        assert s.verify().ok
+        again = s.append(prepared("b", 2), idempotency_key="batch-A", clock=clock)
+        assert [e.hash for e in again] == [e.hash for e in first] and s.head().position == 5
+        for sql in ("DELETE FROM batches", "UPDATE batches SET digest = 'x'",
+                    "TRUNCATE batches"):
+            with pytest.raises(Exception, match="idempotency records are append-only"):
+                pg_harness.raw_execute(s, sql)
+        assert [r.key for r in s.batch_records()] == ["batch-A"]
+    with PostgresStore(url, create=True) as s:
+        assert s.upgraded_from is None and s.verify().ok
+
+
+# -- the lost acknowledgement, provoked on the wire -------------------------------------------
+class CommitCutter:
+    """A TCP proxy in front of the server that, once armed, lets the next COMMIT through,
+    waits for the server to answer it (so the commit has happened), swallows the answer and
+    closes the client's side: the client never hears that its transaction committed.
+
+    It reads the frontend/backend protocol's framing (a type byte and a length) only; the
+    URL through it disables TLS and GSSAPI encryption so the bytes are readable.
+    """
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        import socket
+
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.armed = False
+        self.swallowed: list[bytes] = []  # the server's answers the client never got
+        self.cuts = 0
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def url(self, schema: str) -> str:
+        return (f"postgresql://postgres@127.0.0.1:{self.port}/test?schema={schema}"
+                "&sslmode=disable&gssencmode=disable")
+
+    def _accept(self) -> None:
+        import socket
+
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            state = {"cut_at_ready": False}
+            threading.Thread(target=self._up, args=(client, server, state), daemon=True).start()
+            threading.Thread(target=self._down, args=(server, client, state),
+                             daemon=True).start()
+
+    @staticmethod
+    def _read(sock: Any, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = sock.recv(n - len(data))
+            if not chunk:
+                raise ConnectionError("closed")
+            data += chunk
+        return data
+
+    def _up(self, client: Any, server: Any, state: dict[str, bool]) -> None:
+        """Client to server: the startup message, then typed messages."""
+        try:
+            head = self._read(client, 4)
+            server.sendall(head + self._read(client, int.from_bytes(head, "big") - 4))
+            while True:
+                kind = self._read(client, 1)
+                size = self._read(client, 4)
+                body = self._read(client, int.from_bytes(size, "big") - 4)
+                with self._lock:
+                    if self.armed and kind in (b"Q", b"P") and body.startswith(b"COMMIT"):
+                        self.armed = False
+                        state["cut_at_ready"] = True
+                server.sendall(kind + size + body)
+        except OSError:
+            pass
+
+    def _down(self, server: Any, client: Any, state: dict[str, bool]) -> None:
+        """Server to client: typed messages; after an armed COMMIT, nothing more."""
+        try:
+            while True:
+                kind = self._read(server, 1)
+                size = self._read(server, 4)
+                body = self._read(server, int.from_bytes(size, "big") - 4)
+                if state["cut_at_ready"]:
+                    self.swallowed.append(kind + body)
+                    if kind == b"Z":  # the server is done with the COMMIT: cut
+                        self.cuts += 1
+                        for sock in (client, server):
+                            with contextlib.suppress(OSError):
+                                sock.shutdown(2)
+                            sock.close()
+                        return
+                    continue
+                client.sendall(kind + size + body)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+@pytest.mark.parametrize("key", ["batch-lost", None])
+def test_a_commit_whose_acknowledgement_is_lost_is_appended_once(pg_harness: Any,
+                                                                 key: str | None,
+                                                                 chunked: bool) -> None:
+    """The commit lands, the client never hears back: the store's retry (under the caller's
+    key, or one it made up) finds the batch and appends nothing. A batch appended in chunks
+    cannot be sent again (its input was read once): the store asks whether its key landed."""
+    from cladelog.core.testing.conformance import clock
+
+    direct = pg_harness.new()
+    direct.append(prepared("a", 2), clock=clock)
+    host, port = "127.0.0.1", int(pg_harness.base_url.rsplit(":", 1)[1].split("/")[0])
+    proxy = CommitCutter((host, port))
+    try:
+        through = PostgresStore(proxy.url(direct.schema))
+        pg_harness.stores.append(through)
+        proxy.armed = True
+        if chunked:
+            events = prepared("b", 3)
+            result = through.append_chunks(iter([(events[:2], {}), (events[2:], {})]),
+                                           idempotency_key=key, clock=clock)
+            assert (result.first, result.last, result.repeated) == (3, 5, False)
+            recorded = list(direct.read(3))
+        else:
+            recorded = through.append(prepared("b", 3), idempotency_key=key, clock=clock)
+    finally:
+        proxy.close()
+    assert proxy.cuts == 1  # one connection was cut right after its COMMIT was answered
+    assert any(m.startswith(b"CCOMMIT\0") for m in proxy.swallowed)  # ... and it committed
+    assert [e.position for e in recorded] == [3, 4, 5]
+    assert direct.head().position == 5
+    assert [e.stream for e in direct.read()] == ["a", "a", "b", "b", "b"]
+    assert [e.hash for e in direct.read(3)] == [e.hash for e in recorded]
+    assert direct.verify().ok
+    records = [r for r in direct.batch_records() if r.first == 3]
+    assert len(records) == 1 and (key is None or records[0].key == key)
+
+
+# -- the driver's own log lines are structured ------------------------------------------------
+_KILLING_CLI = textwrap.dedent("""
+    # the CLI, with the store's test hook killing its own backend just before COMMIT on
+    # the first KILLS attempts, as an operator's pg_terminate_backend would
+    import os, sys, time
+    import psycopg
+    from cladelog.core.store import postgres
+
+    kills, base, done = int(os.environ["KILLS"]), os.environ["BASE_URL"], []
+    _init = postgres.PostgresStore.__init__
+
+    def init(self, *a, **kw):
+        _init(self, *a, **kw)
+        def kill(conn):
+            if len(done) < kills:
+                done.append(conn.info.backend_pid)
+                with psycopg.connect(base, autocommit=True) as other:
+                    other.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
+                time.sleep(0.3)
+        self._before_commit = kill
+
+    postgres.PostgresStore.__init__ = init
+    from cladelog.core.cli import main
+    main(sys.argv[1:], prog_name="cladelog")
+""")
+
+
+@pytest.mark.parametrize(("kills", "code"), [(1, 0), (2, 2)])
+def test_psycopg_log_lines_reach_stderr_structured(pg_harness: Any, tmp_path: Path,
+                                                   kills: int, code: int) -> None:
+    """psycopg logs through the standard library ("discarding closed connection: ..."): those
+    lines are routed through structlog, so stderr holds JSON lines (stderr is no terminal)
+    and at most one ``error:`` line."""
+    cfg = _deployment(tmp_path, pg_harness.url())
+    note = tmp_path / "n.json"
+    note.write_text(json.dumps({"stream": "s", "type": "notes.note_added",
+                                "data": {"text": "x", "tags": []}}))
+    env = {**os.environ, "KILLS": str(kills), "BASE_URL": pg_harness.base_url}
+    env.pop("CLADELOG_LOG_JSON", None)
+    done = subprocess.run([sys.executable, "-c", _KILLING_CLI, "--config", str(cfg), "append",
+                           str(note)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == code, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    logs = [json.loads(line) for line in done.stderr.splitlines()
+            if not line.startswith("error:")]  # an unstructured line fails here
+    assert len(errors) == (1 if code else 0)
+    if code:
+        assert "append failed, connection lost" in errors[0]
+    from_psycopg = [entry for entry in logs if entry.get("logger", "").startswith("psycopg")]
+    assert from_psycopg, done.stderr  # the driver did log, and it came out structured
+    assert all(entry["level"] in ("warning", "error") for entry in from_psycopg)
+    assert any("discarding closed connection" in entry["event"] for entry in from_psycopg)

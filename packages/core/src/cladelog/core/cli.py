@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import itertools
 import json
 import os
 import sys
@@ -112,6 +113,10 @@ class _State:
                 from .deployment import Deployment
 
                 self._deployment = Deployment.open(find_config(self.config_path))
+            if "logging" in sys.modules:  # a library that logs (psycopg): structured lines
+                from .log import route_stdlib_logging
+
+                route_stdlib_logging()
         return self._deployment
 
     def close(self) -> None:
@@ -329,41 +334,69 @@ def main(ctx: click.Context, config: str | None, verbose: int) -> None:
 from .strictjson import loads_strict as parse_json_text  # noqa: E402
 from .strictjson import read_json_file  # noqa: E402
 from .strictjson import read_lines as _read_lines  # noqa: E402
-from .strictjson import read_text as _read_text  # noqa: E402
+
+#: ``append`` validates and writes a batch in chunks of at most this many events (or
+#: events from this many bytes of input): one chunk is in memory at a time, the batch is
+#: still one transaction. An input of one chunk is validated before the store is locked.
+APPEND_CHUNK_EVENTS = 2000
+APPEND_CHUNK_BYTES = 4 << 20
 
 
-def _read_json_or_lines(path: str) -> list[Any]:
-    """One JSON document (an object or an array of them) or JSONL: JSONL when the first
-    non-blank line is a complete JSON value by itself (so a pretty-printed object, on stdin
-    or in a file of any name, is one document)."""
-    text = _read_text(path)
-    stripped = text.lstrip()
-    if not stripped:
-        return []  # the caller says there are no events
-    first = stripped.split("\n", 1)[0]
+def _json_items(path: str, source: Any = None) -> Iterator[tuple[Any, int]]:
+    """The items of one JSON document (an object or an array of them) or of JSONL, each
+    with the size of its line (0 for a document's): JSONL when the first non-blank line is
+    a complete JSON value by itself that is not an array (so a pretty-printed object, on
+    stdin or in a file of any name, is one document). JSONL is read a line at a time."""
+    lines = _read_lines(path, source)
+    first = list(itertools.islice(lines, 2))
+    if not first:
+        return  # the caller says there are no events
+    n, line = first[0]
     try:
-        json.loads(first)
-        lines = not stripped.startswith("[") and "\n" in stripped.strip()
+        json.loads(line)
+        jsonl = len(first) > 1 and not line.lstrip().startswith("[")
     except (ValueError, RecursionError):  # the whole-document parse below words it
-        lines = False
-    if not lines:
+        jsonl = False
+    if not jsonl:
+        text = "".join(part for _, part in itertools.chain(first, lines))
         doc = parse_json_text(text, path)
-        return doc if isinstance(doc, list) else [doc]
-    items = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            items.append(parse_json_text(line, f"{path}:{n}"))
-    return items
+        for item in doc if isinstance(doc, list) else [doc]:
+            yield item, 0
+        return
+    for n, line in itertools.chain(first, lines):
+        yield parse_json_text(line, f"{path}:{n}"), len(line)
 
 
-def _new_events(items: list[Any], path: str) -> tuple[list[NewEvent], dict[str, int]]:
+def _event_chunks(path: str, source: Any = None
+                  ) -> Iterator[tuple[list[NewEvent], dict[str, int]]]:
+    """The events of an append's input in chunks (see :data:`APPEND_CHUNK_EVENTS`), each
+    with the expected versions named so far; InputError for the first bad item."""
+    expected: dict[str, int] = {}
+    items: list[Any] = []
+    size = done = 0
+    for item, length in _json_items(path, source):
+        items.append(item)
+        size += length
+        if len(items) >= APPEND_CHUNK_EVENTS or size >= APPEND_CHUNK_BYTES:
+            yield _new_events(items, path, start=done, expected=expected)
+            done += len(items)
+            items, size = [], 0
+    if items or not done:  # (none at all: _new_events says there are no events)
+        yield _new_events(items, path, start=done, expected=expected)
+
+
+def _new_events(items: list[Any], path: str, *, start: int = 0,
+                expected: dict[str, int] | None = None
+                ) -> tuple[list[NewEvent], dict[str, int]]:
+    """Items as events (``start``: the index of the first one in the whole input), and the
+    expected versions named (added to ``expected`` when given: it spans the chunks)."""
     from .errors import InputError
     from .events import NewEvent
 
     events: list[NewEvent] = []
-    expected: dict[str, int] = {}
+    expected = {} if expected is None else expected
     allowed = {"stream", "type", "data", "meta", "schema_version", "expected_version"}
-    for i, item in enumerate(items):
+    for i, item in enumerate(items, start):
         where = f"{path}: events[{i}]"
         if not isinstance(item, dict):
             raise InputError(f"{where}: expected an object")
@@ -386,7 +419,7 @@ def _new_events(items: list[Any], path: str) -> tuple[list[NewEvent], dict[str, 
                 raise InputError(f"{where}.expected_version: conflicts with an earlier item")
         events.append(NewEvent(item["stream"], item["type"], item["data"],
                                item.get("meta", {}), sv))
-    if not events:
+    if not events and not start:
         raise InputError(f"{path}: no events")
     return events, expected
 
@@ -517,16 +550,37 @@ def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
     """Append events from a JSON file (object or array) or JSONL ('-' = stdin), as one batch.
 
     Each item: {"stream", "type", "data", optional "meta", "schema_version",
-    "expected_version"}. The whole file is validated first; nothing is
-    appended if any item is bad.
+    "expected_version"}. Nothing is appended if any item is bad. A large JSONL
+    file is validated and written in chunks, in one transaction, so memory
+    stays that of a chunk.
     """
-    events, expected = _new_events(_read_json_or_lines(file), file)
-    recorded = dep.append(events, expected_versions=expected or None,
-                          idempotency_key=idempotency_key)
-    _log().info("append.done", events=len(recorded), first=recorded[0].position,
-                last=recorded[-1].position, file=file)
-    click.echo(f"appended {len(recorded)} event(s), positions "
-               f"{recorded[0].position}..{recorded[-1].position}")
+    import shutil
+    import tempfile
+
+    from .errors import InputError
+
+    with contextlib.ExitStack() as stack:
+        source = None
+        if file == "-":  # spooled to disk: the store is never locked while a pipe fills
+            source = stack.enter_context(tempfile.TemporaryFile())
+            try:
+                shutil.copyfileobj(sys.stdin.buffer, source)
+            except OSError as exc:
+                raise InputError(f"-: cannot read ({exc.strerror or exc})") from None
+            source.seek(0)
+        chunks = _event_chunks(file, source)
+        head = list(itertools.islice(chunks, 2))
+        if len(head) == 1:  # one chunk: validated in full before the store is locked
+            events, expected = head[0]
+            recorded = dep.append(events, expected_versions=expected or None,
+                                  idempotency_key=idempotency_key)
+            first, last = recorded[0].position, recorded[-1].position
+        else:
+            result = dep.append_chunks(itertools.chain(head, chunks),
+                                       idempotency_key=idempotency_key)
+            first, last = result.first, result.last
+    _log().info("append.done", events=last - first + 1, first=first, last=last, file=file)
+    click.echo(f"appended {last - first + 1} event(s), positions {first}..{last}")
 
 
 @main.command()
@@ -596,15 +650,30 @@ def verify(dep: Deployment, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--follow", is_flag=True,
               help="Keep projections current as events arrive; stop with Ctrl-C or SIGTERM.")
+@click.option("--reconnect-timeout", type=click.FloatRange(min=0, max=86_400), default=None,
+              metavar="SECONDS",
+              help="With --follow: how long to keep reconnecting to a store that went away "
+                   "before giving up (default: the deployment's follow_reconnect_timeout, "
+                   "300).")
+@click.option("--accept-truncation", is_flag=True,
+              help="Replay even though the checkpoints prove the log was longer (or "
+                   "different) when they were taken; forgets those checkpoints.")
 @pass_deployment
-def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow: bool) -> None:
+def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow: bool,
+           reconnect_timeout: float | None, accept_truncation: bool) -> None:
     """Fold the log through every enabled projection, verifying the chain as it goes.
 
     Prints each projection's state digest (hex SHA-256 of its canonical JSON)
-    and a summary. Checkpoints make the next replay incremental.
+    and a summary. Checkpoints make the next replay incremental. A log that
+    ends before its checkpoints (a cut tail) is refused (exit 1) unless
+    --accept-truncation is given.
     """
     if follow and to is not None:
         fail("--follow and --to exclude each other")
+    if reconnect_timeout is not None and not follow:
+        fail("--reconnect-timeout: only with --follow")
+    if reconnect_timeout is not None and reconnect_timeout != reconnect_timeout:
+        fail("--reconnect-timeout: must be a number of seconds, not nan")
     stopping: list[int] = []
     previous = _stop_on_signals(stopping) if follow else {}
     progress = None
@@ -623,7 +692,8 @@ def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow
         try:
             # a replay up to a past position shows history; it leaves the checkpoints
             # where they are (moving them back would only make the next replay redo work)
-            result = dep.replay(rebuild=rebuild, to=to, progress=progress, save=to is None)
+            result = dep.replay(rebuild=rebuild, to=to, progress=progress, save=to is None,
+                                accept_truncation=accept_truncation)
         finally:
             if bar is not None:
                 bar.stop()
@@ -634,7 +704,9 @@ def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow
         if follow:
             # a signal during the first replay above lets it finish and save its
             # checkpoints, then stops here
-            _follow(dep, result.head.position, as_json, stopping)
+            _follow(dep, result.head.position, as_json, stopping,
+                    dep.config.follow_reconnect_timeout if reconnect_timeout is None
+                    else reconnect_timeout)
     finally:
         _restore_signals(previous)
 
@@ -669,13 +741,54 @@ def _restore_signals(previous: dict[int, Any]) -> None:
         signal.signal(s, handler)
 
 
-def _follow(dep: Deployment, position: int, as_json: bool, stopping: list[int]) -> None:
-    """Replay again whenever the head moves, until SIGINT or SIGTERM; checkpoints stay saved."""
+#: the first wait before reconnecting to a lost store, and the longest (seconds)
+FOLLOW_BACKOFF = (0.5, 30.0)
+
+
+def _follow(dep: Deployment, position: int, as_json: bool, stopping: list[int],
+            reconnect_timeout: float) -> None:
+    """Replay again whenever the head moves, until SIGINT or SIGTERM; checkpoints stay saved.
+
+    A store that goes away (a server restarting) is waited for: each failed attempt is
+    logged, the wait doubles from 0.5 s up to 30 s, and after ``reconnect_timeout``
+    seconds of failures the command gives up with the last error (exit 2). Every replay
+    starts from the saved checkpoints, so nothing is missed or applied twice across it.
+    """
+    import time
+
+    from .errors import StoreError
+
+    down_since: float | None = None
+    attempt = 0
     while not stopping:
-        if dep.store.wait_for_append(position, timeout=0.5) and not stopping:
-            result = dep.replay()
-            position = result.head.position
-            _print_replay(result, as_json)
+        try:
+            if dep.store.wait_for_append(position, timeout=0.5) and not stopping:
+                result = dep.replay()
+                position = result.head.position
+                _print_replay(result, as_json)
+        except StoreError as exc:
+            now = time.monotonic()
+            if down_since is None:
+                down_since, attempt = now, 0
+            down = now - down_since
+            if down >= reconnect_timeout:
+                raise StoreError(f"{exc} (gave up following after {down:.0f} s of "
+                                 "reconnecting)") from None
+            delay = min(FOLLOW_BACKOFF[0] * 2 ** attempt, FOLLOW_BACKOFF[1],
+                        reconnect_timeout - down)
+            attempt += 1
+            _log().warning("follow.reconnecting", error=str(exc), attempt=attempt,
+                           retry_in=round(delay, 3), down_for=round(down, 3),
+                           gives_up_after=reconnect_timeout)
+            deadline = now + delay
+            while not stopping and time.monotonic() < deadline:
+                time.sleep(min(0.1, max(deadline - time.monotonic(), 0)))
+            continue
+        if down_since is not None:
+            _log().warning("follow.reconnected", attempts=attempt,
+                           down_for=round(time.monotonic() - down_since, 3),
+                           position=position)
+            down_since = None
     if not as_json:
         click.echo(f"stopped at position {position}; checkpoints saved")
 
@@ -757,7 +870,10 @@ def import_(dep: Deployment, file: str) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @pass_deployment
 def status(dep: Deployment, as_json: bool) -> None:
-    """Store, size, head, enabled plugins and how far each projection is behind."""
+    """Store, size, head, enabled plugins and how far each projection is behind.
+
+    Exits 1 when the checkpoints prove the log was longer (or different) when they were
+    taken."""
     head = dep.store.head()
     cps = {c.name: c for c in dep.store.checkpoints()}
     projs: list[dict[str, Any]] = []
@@ -766,18 +882,26 @@ def status(dep: Deployment, as_json: bool) -> None:
         pos = cp.position if cp and cp.version == p.version else 0
         projs.append({"name": p.name, "version": p.version, "position": pos,
                       "behind": head.position - pos, "digest": cp.digest if cp else None})
+    from .store.base import check_checkpoints
+
+    # checkpoints beyond the head (or over other events) prove the log was cut or rewritten
+    cut = check_checkpoints(head, dep.store.checkpoint_marks())
     doc = {"store": dep.store.url, "size_bytes": dep.store.size_bytes(),
            "head": {"position": head.position, "hash": head.hash},
-           "plugins": dep.plugin_versions, "projections": projs}
+           "plugins": dep.plugin_versions, "projections": projs,
+           "damage": None if cut is None else {"position": cut[0], "reason": cut[1]}}
     if as_json:
         _echo_json(doc)
-        return
-    click.echo(f"store     {doc['store']} ({doc['size_bytes'] or 0} bytes)")
-    click.echo(f"head      {head.position} {head.hash}")
-    click.echo("plugins   " + ", ".join(f"{n} {v}" for n, v in sorted(dep.plugin_versions.items())))
-    for row in projs:
-        click.echo(f"  {row['name']:<28} v{row['version']}  at {row['position']:<8} "
-                   f"behind {row['behind']}")
+    else:
+        click.echo(f"store     {doc['store']} ({doc['size_bytes'] or 0} bytes)")
+        click.echo(f"head      {head.position} {head.hash}")
+        click.echo("plugins   " + ", ".join(f"{n} {v}"
+                                           for n, v in sorted(dep.plugin_versions.items())))
+        for row in projs:
+            click.echo(f"  {row['name']:<28} v{row['version']}  at {row['position']:<8} "
+                       f"behind {row['behind']}")
+    if cut is not None:
+        fail(f"position {cut[0]}: {cut[1]}", EXIT_FAILED)
 
 
 @main.command()

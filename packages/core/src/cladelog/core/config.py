@@ -8,6 +8,8 @@
     plugins = ["fork-score", "receipts"]
     # who appends, recorded in each event's meta (default: $CLADELOG_ACTOR or the user)
     actor = "operator"
+    # how long `replay --follow` keeps reconnecting to a store it lost, in seconds
+    follow_reconnect_timeout = 300
 
     [settings.fork-score]
     signal_floor = 0.05
@@ -34,7 +36,9 @@ __all__ = [
     "find_config",
 ]
 
-_KEYS = {"store", "plugins", "settings", "actor"}
+_KEYS = {"store", "plugins", "settings", "actor", "follow_reconnect_timeout"}
+#: how long ``replay --follow`` keeps reconnecting to a store it lost (seconds), by default
+FOLLOW_RECONNECT_TIMEOUT = 300.0
 
 
 @attrs.frozen
@@ -46,6 +50,7 @@ class DeploymentConfig:
     settings: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     actor: str | None = None
     path: Path | None = None
+    follow_reconnect_timeout: float = FOLLOW_RECONNECT_TIMEOUT
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> DeploymentConfig:
@@ -93,9 +98,13 @@ class DeploymentConfig:
         actor = doc.get("actor")
         if actor is not None and not isinstance(actor, str):
             raise ConfigError(f"{where}: actor: expected a string")
+        timeout = doc.get("follow_reconnect_timeout", FOLLOW_RECONNECT_TIMEOUT)
+        if timeout.__class__ not in (int, float) or not 0 <= timeout <= 86_400:
+            raise ConfigError(f"{where}: follow_reconnect_timeout: expected a number of "
+                              "seconds from 0 to 86400")
         if path is not None and "://" not in store and not os.path.isabs(store):
             store = str((path.parent / store).resolve())
-        return cls(store, tuple(plugins), settings, actor, path)
+        return cls(store, tuple(plugins), settings, actor, path, float(timeout))
 
     def to_toml(self, store_as_written: str | None = None) -> str:
         lines = [
@@ -105,6 +114,8 @@ class DeploymentConfig:
         ]
         if self.actor:
             lines.append(f"actor = {_toml_value(self.actor)}")
+        if self.follow_reconnect_timeout != FOLLOW_RECONNECT_TIMEOUT:
+            lines.append(f"follow_reconnect_timeout = {self.follow_reconnect_timeout!r}")
         for name, table in self.settings.items():
             lines.append("")
             lines.append(f"[settings.{_toml_key(name)}]")

@@ -30,7 +30,7 @@ from .rules import (
     check_stream,
 )
 from .store import EventStore, PreparedEvent, open_store
-from .store.base import Head, ImportResult, VerifyReport
+from .store.base import BatchResult, Head, ImportResult, VerifyReport
 
 if TYPE_CHECKING:
     from .gate import GateResult
@@ -204,9 +204,13 @@ class Deployment:
         return meta
 
     def prepare(
-        self, events: Sequence[NewEvent], *, correlation_id: str | None = None
+        self, events: Sequence[NewEvent], *, correlation_id: str | None = None,
+        first_index: int | None = None,
     ) -> list[PreparedEvent]:
-        """Validate a batch completely; raise :class:`InputError` naming the first bad field."""
+        """Validate a batch completely; raise :class:`InputError` naming the first bad field.
+
+        ``first_index``: the events are a chunk of a larger batch starting at that index
+        (errors name ``events[first_index + i]``)."""
         out = []
         metas: dict[str, dict[str, Any]] = {}
         prepare = self.registry.prepare_encoded
@@ -214,6 +218,8 @@ class Deployment:
         new_event = tuple.__new__  # PreparedEvent's own __new__ is a Python function
 
         def where(i: int) -> str:
+            if first_index is not None:
+                return f"events[{first_index + i}]"
             return f"events[{i}]" if len(events) > 1 else "event"
 
         last_stream = None
@@ -263,6 +269,53 @@ class Deployment:
                 self.record_plugins()
             return self.store.append(prepared, expected_versions=expected_versions,
                                      idempotency_key=idempotency_key, clock=self._clock())
+
+    def append_chunks(
+        self,
+        chunks: Iterable[tuple[Sequence[NewEvent], Mapping[str, int]]],
+        *,
+        idempotency_key: str | None = None,
+        correlation_id: str | None = None,
+    ) -> BatchResult:
+        """Validate and append one batch that arrives in chunks (``(events,
+        expected_versions)``, as :meth:`EventStore.append_chunks` takes them), atomically,
+        holding one chunk at a time: the memory of a large append stays that of a chunk.
+        A bad event in any chunk (or an error the iterator raises) appends nothing, not
+        even the plugin enablement that goes in first."""
+        if idempotency_key is not None:
+            check_idempotency_key(idempotency_key)
+        started = False
+
+        def prepared() -> Iterator[tuple[list[PreparedEvent], Mapping[str, int]]]:
+            nonlocal started
+            started = True
+            n = 0
+            for events, expected in chunks:
+                yield (self.prepare(events, correlation_id=correlation_id, first_index=n),
+                       expected)
+                n += len(events)
+
+        from .errors import ConcurrencyError
+
+        while True:
+            lead, seen = ([], 0) if self._plugins_recorded else self._plugin_changes()
+            try:
+                # a chunk's objects form no cycle and die with it (reference counting
+                # frees them): collections during the batch would find nothing to free
+                with gc_paused():
+                    result = self.store.append_chunks(
+                        prepared(), idempotency_key=idempotency_key, clock=self._clock(),
+                        lead=lead,
+                        lead_expected={builtin.PLUGINS_STREAM: seen} if lead else None)
+            except ConcurrencyError as exc:
+                # another deployment recorded the plugins meanwhile: look again (the input
+                # was not read yet: the enablement is checked first)
+                if exc.stream == builtin.PLUGINS_STREAM and not started:
+                    continue
+                raise
+            if not result.repeated:
+                self._plugins_recorded = True
+            return result
 
     # -- reading ------------------------------------------------------------------------
     def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:

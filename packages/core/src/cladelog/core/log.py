@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["configure_logging", "get_logger"]
+__all__ = ["configure_logging", "get_logger", "route_stdlib_logging"]
 
 _configured = False
 _threshold: int | None = None
@@ -33,6 +33,10 @@ def configure_logging(level: str | None = None, *, force_json: bool | None = Non
 
     numeric = _level(level)
     _threshold = numeric
+    if _ROUTED:
+        import logging
+
+        logging.getLogger().setLevel(numeric)
     if force_json is None:
         env = os.environ.get("CLADELOG_LOG_JSON")
         force_json = env == "1" if env is not None else not sys.stderr.isatty()
@@ -48,10 +52,57 @@ def configure_logging(level: str | None = None, *, force_json: bool | None = Non
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_STDERR),  # type: ignore[arg-type]
         cache_logger_on_first_use=True,
     )
     _configured = True
+
+
+class _CurrentStderr:
+    """Whatever ``sys.stderr`` is when a line is written (a test runner, say, replaces it
+    per command), not the stream it was when logging was configured."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+_STDERR = _CurrentStderr()
+_ROUTED = False
+
+
+def route_stdlib_logging() -> None:
+    """Send the records of libraries that log through the standard library (psycopg and
+    its pool, for instance) through structlog, at cladelog's level: they become the same
+    structured lines (JSON when stderr is not a terminal) instead of Python's bare
+    ``message`` lines beside cladelog's own. For an application (the CLI): it installs a
+    handler on the root logger, once."""
+    global _ROUTED
+    if _ROUTED:
+        return
+    import logging
+
+    class ToStructlog(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                fields: dict[str, Any] = {"logger": record.name}
+                if record.exc_info and record.exc_info[1] is not None:
+                    exc = record.exc_info[1]
+                    text = " ".join(str(exc).split()) or type(exc).__name__
+                    fields["exc"] = f"{type(exc).__name__}: {text}"
+                level = record.levelno
+                method = ("error" if level >= ERROR else "warning" if level >= WARNING
+                          else "info" if level >= INFO else "debug")
+                _LazyLogger(record.name)._emit(level, method, record.getMessage(), **fields)
+            except Exception:
+                self.handleError(record)
+
+    root = logging.getLogger()
+    root.addHandler(ToStructlog())
+    root.setLevel(_threshold if _threshold is not None else _level(None))
+    _ROUTED = True
 
 
 class _LazyLogger:

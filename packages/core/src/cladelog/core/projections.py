@@ -23,7 +23,7 @@ from .canonical import canonical_bytes
 from .errors import ChainError, CladelogError, InputError, ProjectionError
 from .events import GENESIS_HASH, RecordedEvent
 from .registry import EventTypeRegistry
-from .store.base import Checkpoint, EventStore, Head
+from .store.base import Checkpoint, EventStore, Head, check_checkpoints
 
 __all__ = ["Projection", "ProjectionResult", "ReplayResult", "replay", "state_digest"]
 
@@ -135,6 +135,26 @@ def _start_for(
     return Head(cp.position, cp.head_hash), cp.state, False
 
 
+def _check_truncation(store: EventStore, head: Head, accept: bool) -> None:
+    """Refuse (or, accepted, forget) checkpoints that prove the log was cut or rewritten."""
+    marks = store.checkpoint_marks()  # one query, no state loaded
+    found = check_checkpoints(head, marks)
+    if found is None:
+        return
+    if not accept:
+        raise ChainError(found[0], f"{found[1]}; replay refuses to rebuild the projections "
+                                   "over it (restore the log from a copy, or accept the "
+                                   "loss: 'cladelog replay --accept-truncation')")
+    from .log import get_logger
+
+    for c in marks:
+        if check_checkpoints(head, [c]) is not None:
+            get_logger("cladelog.replay").warning(
+                "replay.truncation_accepted", projection=c.name, checkpoint=c.position,
+                head=head.position)
+            store.delete_checkpoint(c.name)
+
+
 def replay(
     store: EventStore,
     registry: EventTypeRegistry,
@@ -144,6 +164,7 @@ def replay(
     rebuild: bool = False,
     save: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    accept_truncation: bool = False,
 ) -> ReplayResult:
     """Fold the log through ``projections``, verifying the chain as it is read.
 
@@ -152,8 +173,15 @@ def replay(
     ``save``. Events of types the registry does not know are skipped and
     counted, never dropped. Raises :class:`ChainError` at the first event that
     does not verify; nothing is saved then.
+
+    A store whose checkpoints prove the log was longer (or different) when they were
+    taken (:meth:`EventStore.truncation`) is refused with :class:`ChainError`: rebuilding
+    over it would replace that evidence with states of the damaged log. With
+    ``accept_truncation`` the replay goes ahead: every checkpoint that disagrees with the
+    log is deleted (a projection of this replay rebuilds from position 0).
     """
     head = store.head()
+    _check_truncation(store, head, accept_truncation)
     stop = head.position if to is None else min(to, head.position)
     starts = {p.name: _start_for(store, p, rebuild, to) for p in projections}
     states = {name: s[1] for name, s in starts.items()}

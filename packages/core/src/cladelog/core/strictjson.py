@@ -27,7 +27,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from .errors import InputError
 
@@ -149,16 +149,19 @@ def read_text(path: str | os.PathLike[str]) -> str:
         raise JSONInputError(where, f"not valid UTF-8 (byte {exc.start})") from None
 
 
-def read_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
+def read_lines(path: str | os.PathLike[str],
+               source: BinaryIO | None = None) -> Iterator[tuple[int, str]]:
     """The non-blank lines of a text file (``'-'`` for stdin) with their numbers, read one
-    at a time (an exported log can be large).
+    at a time (an exported log can be large). ``source``: an open binary file to read
+    instead (named ``path`` in errors; left open).
 
     Raises :class:`JSONInputError` naming the file (and line) when it cannot be read or is
     not UTF-8.
     """
     where = _path_text(path)
     try:
-        fh = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        fh = source if source is not None else sys.stdin.buffer if path == "-" \
+            else open(path, "rb")  # noqa: SIM115
     except (OSError, ValueError) as exc:
         raise _cannot_read(where, exc) from None
     try:
@@ -173,7 +176,7 @@ def read_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
     except OSError as exc:
         raise _cannot_read(where, exc) from None
     finally:
-        if fh is not sys.stdin.buffer:
+        if fh is not sys.stdin.buffer and fh is not source:
             fh.close()
 
 

@@ -8,6 +8,7 @@ plain functions here, so SQLite and PostgreSQL produce byte-identical events.
 from __future__ import annotations
 
 import abc
+import functools
 import hashlib
 import itertools
 import json
@@ -30,7 +31,11 @@ from ..events import (
 )
 
 __all__ = [
+    "BatchRecord",
+    "BatchResult",
     "Checkpoint",
+    "CheckpointMark",
+    "Chunk",
     "EncodedBatch",
     "EventStore",
     "Head",
@@ -41,8 +46,12 @@ __all__ = [
     "batch_digest",
     "build_batch",
     "build_rows",
+    "check_checkpoints",
     "check_import",
     "check_row",
+    "digest_chunks",
+    "digest_part",
+    "digest_update",
     "encode_batch",
     "event_from_json",
     "event_from_row",
@@ -50,6 +59,7 @@ __all__ = [
     "row_filter",
     "split_body",
     "verify_rows",
+    "write_chunks",
 ]
 
 # A stored row: (position, stream, stream_version, type, schema_version, recorded_at,
@@ -106,6 +116,37 @@ class VerifyReport:
     violations: tuple[tuple[int | None, str, str], ...] = ()
 
 
+class BatchRecord(NamedTuple):
+    """An idempotency record: the key a batch was appended under, the batch's digest
+    (:func:`encode_batch`) and the positions it was given."""
+
+    key: str
+    digest: str
+    first: int
+    last: int
+
+
+#: A part of a batch appended in chunks: its events, and the expected versions (stream ->
+#: version before the batch) its input named (see :meth:`EventStore.append_chunks`).
+Chunk = tuple[Sequence[PreparedEvent], Mapping[str, int]]
+
+
+@attrs.frozen
+class BatchResult:
+    """What a batch appended in chunks became: positions ``first..last`` (none when
+    ``last < first``), the head after it, and whether it had been appended before under
+    its idempotency key (then nothing was appended now)."""
+
+    first: int
+    last: int
+    head: Head
+    repeated: bool = False
+
+    @property
+    def count(self) -> int:
+        return max(self.last - self.first + 1, 0)
+
+
 @attrs.frozen
 class ImportResult:
     already_present: int
@@ -156,11 +197,29 @@ def encode_batch(events: Sequence[PreparedEvent], *, digest: bool = True) -> Enc
     if not digest:  # only idempotent appends compare digests
         return EncodedBatch(events, parts, "")
     h = hashlib.sha256()
-    for e, (data_bytes, meta_bytes) in zip(events, parts, strict=True):
-        # canonical JSON never holds a raw NUL byte, so NUL separates unambiguously
-        h.update(canonical_bytes([e.stream, e.type, e.schema_version], path="$.stream")
-                 + b"\0" + data_bytes + b"\0" + meta_bytes + b"\0")
+    digest_update(h, events, parts)
     return EncodedBatch(events, parts, h.hexdigest())
+
+
+def digest_part(stream: str, type_: str, schema_version: int, data: bytes,
+                meta: bytes) -> bytes:
+    """What one event adds to a batch digest (:func:`encode_batch`): its stream, type and
+    schema version, and the canonical bytes of its data and meta, as stored."""
+    # canonical JSON never holds a raw NUL byte, so NUL separates unambiguously
+    return _digest_head(stream, type_, schema_version) + data + b"\0" + meta + b"\0"
+
+
+@functools.lru_cache(maxsize=1024)
+def _digest_head(stream: str, type_: str, schema_version: int) -> bytes:
+    return canonical_bytes([stream, type_, schema_version], path="$.stream") + b"\0"
+
+
+def digest_update(h: Any, events: Sequence[PreparedEvent],
+                  parts: Sequence[tuple[bytes, bytes]]) -> None:
+    """Feed a batch's events to the hash ``h`` of its digest (a batch written in chunks
+    feeds each chunk in turn, and gets the digest the whole batch at once would have)."""
+    for e, (data_bytes, meta_bytes) in zip(events, parts, strict=True):
+        h.update(digest_part(e.stream, e.type, e.schema_version, data_bytes, meta_bytes))
 
 
 def batch_digest(events: Sequence[PreparedEvent]) -> str:
@@ -247,6 +306,79 @@ def build_rows(
                      meta_bytes, hex_hash, prev))
         prev = hex_hash
     return out, rows
+
+
+def write_chunks(
+    chunks: Iterable[Chunk],
+    head: Head,
+    lookup: Callable[[list[str]], Mapping[str, int]],
+    write: Callable[[list[RawRow]], None],
+    clock: Callable[[], str] | None,
+    *,
+    lead: Sequence[PreparedEvent] = (),
+    lead_expected: Mapping[str, int] | None = None,
+    digest: bool = True,
+) -> tuple[Head, int, str]:
+    """Number, chain and hand to ``write`` a batch that arrives in chunks, one chunk at a
+    time (a backend calls this inside the one transaction the batch is written in, so
+    it stays all or nothing); only one chunk's events and rows are alive at once.
+
+    ``lookup(streams)`` gives the stored versions of streams the batch has not touched
+    yet. A stream's expected version (a chunk's second member) is checked against its
+    version before the batch, wherever in the batch it is named (:class:`ConcurrencyError`).
+    ``lead`` is a batch of its own written first (with ``lead_expected``), such as the
+    plugin enablement a deployment records before a caller's first batch: it shares the
+    transaction but not the digest. All events share one ``recorded_at``. Returns the head
+    after the batch, the batch's first position and its digest (:func:`encode_batch`;
+    ``""`` unless ``digest``: only a batch under an idempotency key needs it).
+    """
+    now = (clock or utc_now)()
+
+    def fixed() -> str:
+        return now
+
+    before: dict[str, int] = {}  # each stream's version before the batch
+    current: dict[str, int] = {}  # ... and now, within it
+
+    def put(events: Sequence[PreparedEvent], expected: Mapping[str, int],
+            h: Any) -> None:
+        nonlocal head
+        new = sorted(({e.stream for e in events} | set(expected)) - before.keys())
+        if new:
+            found = lookup(new)
+            for stream in new:
+                before[stream] = current[stream] = int(found.get(stream, 0))
+        for stream, version in expected.items():
+            if before[stream] != version:
+                raise ConcurrencyError(stream, version, before[stream])
+        if not events:
+            return
+        batch = encode_batch(events, digest=False)
+        _, rows = build_rows(batch, head, current, None, fixed)
+        write(rows)
+        if h is not None:
+            digest_update(h, events, batch.parts)
+        for row in rows:
+            current[row[1]] = row[2]
+        head = Head(rows[-1][0], rows[-1][8])
+
+    if lead or lead_expected:
+        put(lead, lead_expected or {}, None)
+    first = head.position + 1
+    h = hashlib.sha256() if digest else None
+    for events, expected in chunks:
+        put(events, expected, h)
+    return head, first, h.hexdigest() if h is not None else ""
+
+
+def digest_chunks(chunks: Iterable[Chunk]) -> str:
+    """The digest of a batch arriving in chunks (:func:`encode_batch`), without writing it:
+    a retry under an idempotency key compares it with the recorded one."""
+    h = hashlib.sha256()
+    for events, _ in chunks:
+        if events:
+            digest_update(h, events, encode_batch(events, digest=False).parts)
+    return h.hexdigest()
 
 
 def _quoted(value: object, field: str, position: int) -> str:
@@ -629,11 +761,21 @@ def check_import(event: RecordedEvent, position: int, prev_hash: str) -> None:
         raise ChainError(event.position, "import: hash chain does not verify")
 
 
-def verify_rows(rows: Iterable[RawRow], start: Head | None = None) -> VerifyReport:
-    """Walk rows in position order; report the first position that does not verify."""
+def verify_rows(rows: Iterable[RawRow], start: Head | None = None,
+                records: Iterable[BatchRecord] = ()) -> VerifyReport:
+    """Walk rows in position order; report the first position that does not verify.
+
+    Each idempotency record in ``records`` is checked against the events it covers (see
+    :func:`check_records`) in the same walk.
+    """
     head = start or Head(0, GENESIS_HASH)
     position, prev = head.position, head.hash
     checked = 0
+    usable, problems = _sorted_records(records, head.position)
+    next_record = iter(usable)
+    pending = next(next_record, None)
+    current: BatchRecord | None = None
+    h: Any = None
     for row in rows:
         try:
             _, prev = check_row(row, position + 1, prev)
@@ -641,7 +783,92 @@ def verify_rows(rows: Iterable[RawRow], start: Head | None = None) -> VerifyRepo
             return VerifyReport(False, checked, Head(position, prev), exc.position, exc.reason)
         position += 1
         checked += 1
+        if current is None and pending is not None and pending.first == position:
+            current, pending, h = pending, next(next_record, None), hashlib.sha256()
+        if current is not None:
+            h.update(digest_part(row[1], row[3], row[4], bytes(row[6]), bytes(row[7])))
+            if position == current.last:
+                if h.hexdigest() != current.digest:
+                    return VerifyReport(
+                        False, checked, Head(position, prev), current.first,
+                        f"idempotency record {current.key!r} (positions {current.first}.."
+                        f"{current.last}): the events stored there are not the batch "
+                        "appended under this key (its digest differs)")
+                current = None
+    for record in (r for r in usable if r.last > position):
+        problems.append((position + 1, f"idempotency record {record.key!r} covers positions "
+                                        f"{record.first}..{record.last}, but the log ends "
+                                        f"at {position}"))
+    if problems:
+        at, reason = min(problems)
+        return VerifyReport(False, checked, Head(position, prev), at, reason)
     return VerifyReport(True, checked, Head(position, prev))
+
+
+def _sorted_records(records: Iterable[BatchRecord],
+                    after: int) -> tuple[list[BatchRecord], list[tuple[int, str]]]:
+    """The records a walk from ``after`` checks, in position order, and the problems that
+    show without the events: a range that is not one, two records sharing a position."""
+    usable: list[BatchRecord] = []
+    problems: list[tuple[int, str]] = []
+    for r in records:
+        if not (r.first.__class__ is int and r.last.__class__ is int
+                and r.key.__class__ is str and r.digest.__class__ is str
+                and 1 <= r.first <= r.last):
+            at = r.first if r.first.__class__ is int and r.first >= 1 else 1
+            problems.append((at, f"idempotency record {r.key!r}: positions {r.first!r}.."
+                                 f"{r.last!r} are not a range of the log"))
+        elif r.first > after:
+            usable.append(r)
+    usable.sort(key=lambda r: r.first)
+    kept: list[BatchRecord] = []
+    for r in usable:
+        if kept and r.first <= kept[-1].last:
+            problems.append((r.first, f"idempotency records {kept[-1].key!r} and {r.key!r} "
+                                      f"both cover position {r.first}"))
+            continue
+        kept.append(r)
+    return kept, problems
+
+
+class CheckpointMark(NamedTuple):
+    """Where a projection checkpoint was taken (its position and the hash of the event
+    there) and the hash the log holds at that position now (None: no event there)."""
+
+    name: str
+    position: int
+    head_hash: str
+    log_hash: str | None
+
+
+def check_checkpoints(head: Head,
+                      marks: Iterable[CheckpointMark]) -> tuple[int, str] | None:
+    """The first position at which the store's projection checkpoints show that the log
+    was longer (or different) when they were taken, and why; None when they agree.
+
+    A checkpoint lives beside the log, outside the chain, and records the position and the
+    hash of the event it was taken at. One beyond the head proves events at the log's end
+    were removed (a chain walk alone cannot see a cut tail: what is left still links); one
+    whose position holds another event proves that history was rewritten.
+    """
+    beyond: list[CheckpointMark] = []
+    for c in marks:
+        if c.position.__class__ is not int or c.position < 0:
+            return (head.position + 1, f"checkpoint of projection {c.name!r}: its position "
+                                       f"{c.position!r} is not a position")
+        if c.position > head.position:
+            beyond.append(c)
+        elif c.position > 0 and c.log_hash != c.head_hash:
+            return (c.position, f"checkpoint of projection {c.name!r} was taken at position "
+                                f"{c.position} over another event (hash {c.head_hash!r}): "
+                                "the log was rewritten since")
+    if not beyond:
+        return None
+    last = max(c.position for c in beyond)
+    names = ", ".join(sorted(c.name for c in beyond))
+    return (head.position + 1, f"the log ends at {head.position} but checkpoints were taken "
+                               f"at {last} ({names}): {last - head.position} event(s) at its "
+                               "end are missing")
 
 
 _EXPORT_KEYS = frozenset(
@@ -711,6 +938,45 @@ class EventStore(abc.ABC):
         A retry with the same ``idempotency_key`` and the same content returns
         the events of the first attempt instead of appending again.
         """
+
+    def append_chunks(
+        self,
+        chunks: Iterable[Chunk],
+        *,
+        idempotency_key: str | None = None,
+        clock: Callable[[], str] | None = None,
+        lead: Sequence[PreparedEvent] = (),
+        lead_expected: Mapping[str, int] | None = None,
+    ) -> BatchResult:
+        """Append one batch that arrives in chunks, atomically, holding one chunk at a time.
+
+        Each chunk is ``(events, expected_versions)``: the expected versions its input
+        named, each checked against the stream's version before the whole batch. The
+        batch is written in one transaction: an error in any chunk (raised by the
+        iterator itself, say, for bad input) leaves nothing appended. A key already
+        recorded with the same content returns that batch (``repeated``) and appends
+        nothing; with other content it is refused, as :meth:`append` does. ``lead`` is
+        written first as a batch of its own (see :func:`write_chunks`) in the same
+        transaction.
+
+        This default holds the whole batch in memory and writes ``lead`` in a transaction
+        of its own; the SQL backends override it to stream.
+        """
+        events: list[PreparedEvent] = []
+        expected: dict[str, int] = {}
+        for part, named in chunks:
+            events.extend(part)
+            for stream, version in named.items():
+                expected.setdefault(stream, version)
+        if lead or lead_expected:
+            self.append(lead, expected_versions=lead_expected, clock=clock)
+        before = self.head().position
+        recorded = self.append(events, expected_versions=expected or None,
+                               idempotency_key=idempotency_key, clock=clock)
+        if not recorded:
+            return BatchResult(before + 1, before, self.head())
+        return BatchResult(recorded[0].position, recorded[-1].position, self.head(),
+                           repeated=recorded[-1].position <= before)
 
     def read_rows(
         self,
@@ -802,8 +1068,39 @@ class EventStore(abc.ABC):
             time.sleep(min(0.2, remaining))
 
     def verify(self, stop: int | None = None) -> VerifyReport:
-        """Walk the whole chain and report the first position that does not verify."""
-        return verify_rows(self.read_rows(1, stop))
+        """Walk the whole chain and report the first position that does not verify.
+
+        A whole-log walk (no ``stop``) also checks every idempotency record against the
+        events it covers and the projection checkpoints against the log's end (see
+        :func:`check_checkpoints`): a log cut at its tail still links, but the store's
+        checkpoints remember that it was longer.
+        """
+        if stop is not None:
+            return verify_rows(self.read_rows(1, stop))
+        report = verify_rows(self.read_rows(1, None), records=self.batch_records())
+        if not report.ok:
+            return report
+        found = check_checkpoints(report.head, self.checkpoint_marks())
+        if found is not None:
+            return attrs.evolve(report, ok=False, position=found[0], reason=found[1])
+        return report
+
+    def batch_records(self) -> list[BatchRecord]:
+        """The idempotency records (``append(idempotency_key=...)``) the store holds."""
+        return []
+
+    def checkpoint_marks(self) -> list[CheckpointMark]:
+        """Where each stored checkpoint was taken, beside what the log holds there (without
+        loading the states: a replay asks this every time)."""
+        return [CheckpointMark(c.name, c.position, c.head_hash,
+                               self.hash_at(c.position) if c.position.__class__ is int
+                               else None)
+                for c in self.checkpoints()]
+
+    def truncation(self) -> tuple[int, str] | None:
+        """Whether the projection checkpoints prove the log was longer (or different) when
+        they were taken: :func:`check_checkpoints` for this store's head."""
+        return check_checkpoints(self.head(), self.checkpoint_marks())
 
     @abc.abstractmethod
     def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:

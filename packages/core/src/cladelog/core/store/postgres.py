@@ -43,7 +43,11 @@ from ..errors import ChainError, ImportConflictError, InputError, StoreError
 from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
     ROW_COLUMNS,
+    BatchRecord,
+    BatchResult,
     Checkpoint,
+    CheckpointMark,
+    Chunk,
     EncodedBatch,
     EventStore,
     Head,
@@ -51,14 +55,18 @@ from .base import (
     PreparedEvent,
     build_rows,
     check_import,
+    digest_chunks,
     encode_batch,
     paged_rows,
     split_body,
+    write_chunks,
 )
 
 __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
 
-SCHEMA_VERSION = 2  # 2: data and meta columns instead of the whole body (as SQLite's)
+# 2: data and meta columns instead of the whole body (as SQLite's); 3: the idempotency
+# records are protected as the events are
+SCHEMA_VERSION = 3
 CHANNEL = "cladelog_events"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _COLUMNS = ROW_COLUMNS
@@ -143,6 +151,29 @@ CREATE TRIGGER head_follows_log BEFORE UPDATE ON cladelog_head
 DROP TRIGGER IF EXISTS head_no_delete ON cladelog_head;
 CREATE TRIGGER head_no_delete BEFORE DELETE ON cladelog_head
     FOR EACH ROW EXECUTE FUNCTION cladelog_refuse_rewrite();
+CREATE OR REPLACE FUNCTION cladelog_refuse_batch_rewrite() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION 'cladelog: idempotency records are append-only (% refused)', TG_OP;
+END $$ LANGUAGE plpgsql;
+CREATE OR REPLACE FUNCTION cladelog_batch_with_its_events() RETURNS trigger AS $$
+BEGIN
+    -- a record is written in the transaction that appends its batch: it ends at the head
+    IF NOT (NEW.first_position >= 1 AND NEW.first_position <= NEW.last_position
+            AND NEW.last_position = (SELECT MAX(position) FROM events)) THEN
+        RAISE EXCEPTION
+            'cladelog: an idempotency record is written once, with the batch it covers';
+    END IF;
+    RETURN NEW;
+END $$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS batches_no_rewrite ON batches;
+CREATE TRIGGER batches_no_rewrite BEFORE UPDATE OR DELETE ON batches
+    FOR EACH ROW EXECUTE FUNCTION cladelog_refuse_batch_rewrite();
+DROP TRIGGER IF EXISTS batches_no_truncate ON batches;
+CREATE TRIGGER batches_no_truncate BEFORE TRUNCATE ON batches
+    FOR EACH STATEMENT EXECUTE FUNCTION cladelog_refuse_batch_rewrite();
+DROP TRIGGER IF EXISTS batches_with_their_batch ON batches;
+CREATE TRIGGER batches_with_their_batch BEFORE INSERT ON batches
+    FOR EACH ROW EXECUTE FUNCTION cladelog_batch_with_its_events();
 """
 
 
@@ -199,8 +230,11 @@ class PostgresStore(EventStore):
                     conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
         except psycopg.Error as exc:
             raise StoreError(f"store: cannot connect to PostgreSQL ({_describe(exc)})") from None
+        # a connection is waited for as long as one takes to open (psycopg_pool's default,
+        # 30 s, would hold a follower that retries a restarting server that long)
         self._pool = ConnectionPool(self._conninfo, kwargs=self._kwargs, min_size=1,
-                                    max_size=pool_size, open=True, name="cladelog")
+                                    max_size=pool_size, open=True, name="cladelog",
+                                    timeout=self._kwargs["connect_timeout"])
         try:
             if create:
                 with self._call(f"creating schema {self.schema!r}"):
@@ -222,10 +256,12 @@ class PostgresStore(EventStore):
             conn.execute("CREATE TABLE IF NOT EXISTS cladelog_schema (version INTEGER PRIMARY "
                          "KEY, applied_at TEXT NOT NULL)")
             row = conn.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()
-            if row is not None and row[0] == 1:
+            version = row[0] if row is not None else None
+            if version == 1:
                 self._upgrade_from_v1(conn)
-                self.upgraded_from = 1
-            conn.execute(_DDL)
+            conn.execute(_DDL)  # version 2 lacks only the triggers on the batches table
+            if version is not None and version < SCHEMA_VERSION:
+                self.upgraded_from = version
             conn.execute(
                 "INSERT INTO cladelog_schema (version, applied_at) VALUES (%s, %s) "
                 "ON CONFLICT (version) DO NOTHING", (SCHEMA_VERSION, utc_now()),
@@ -372,6 +408,101 @@ class PostgresStore(EventStore):
             return list(self.read(first, last))
         return recorded
 
+    def append_chunks(
+        self,
+        chunks: Iterable[Chunk],
+        *,
+        idempotency_key: str | None = None,
+        clock: Callable[[], str] | None = None,
+        lead: Sequence[PreparedEvent] = (),
+        lead_expected: Mapping[str, int] | None = None,
+    ) -> BatchResult:
+        """See :meth:`EventStore.append_chunks`. The input is read once, so a connection
+        lost while the batch is written cannot be retried here: lost before the whole batch
+        was sent, nothing was appended; lost at the commit, the batch's key (one is made up
+        when the caller gives none) tells whether it landed, as for :meth:`append`."""
+        psycopg = self._psycopg
+        key = idempotency_key or f"auto:{uuid.uuid4()}"
+        sent: list[str] = []  # the digest, once every chunk was written
+        try:
+            return self._append_chunks_once(chunks, key, clock, lead, lead_expected, sent)
+        except psycopg.OperationalError as exc:
+            lost = _describe(exc)
+        if sent:  # the commit may have landed: look for the key
+            try:
+                self._pool.check()
+                with self._pool.connection() as conn:
+                    done = conn.execute("SELECT digest, first_position, last_position FROM "
+                                        "batches WHERE key = %s", (key,)).fetchone()
+            except psycopg.Error as exc:
+                raise StoreError(
+                    f"store: append failed, connection lost ({lost}) and the store cannot "
+                    f"be asked whether it committed ({_describe(exc)}); retry with "
+                    f"idempotency key {key!r}: it appends the batch at most once"
+                ) from None
+            if done is not None and done[0] == sent[0]:
+                return BatchResult(int(done[1]), int(done[2]), self.head())
+        raise StoreError(f"store: append failed, connection lost ({lost}); nothing was "
+                         f"appended — retry with idempotency key {key!r}")
+
+    def _append_chunks_once(
+        self,
+        chunks: Iterable[Chunk],
+        key: str,
+        clock: Callable[[], str] | None,
+        lead: Sequence[PreparedEvent],
+        lead_expected: Mapping[str, int] | None,
+        sent: list[str],
+    ) -> BatchResult:
+        with self._pool.connection() as conn:
+            with conn.transaction():
+                head_row = conn.execute(
+                    "SELECT position, hash FROM cladelog_head WHERE id = 1 FOR UPDATE"
+                ).fetchone()
+                assert head_row is not None
+                done = conn.execute(
+                    "SELECT digest, first_position, last_position FROM batches WHERE key = %s",
+                    (key,),
+                ).fetchone()
+                if done is not None:  # a retry: read the input through for its digest
+                    if done[0] != digest_chunks(chunks):
+                        raise InputError(f"idempotency_key: {key!r} was used for a different "
+                                         "batch")
+                    return BatchResult(int(done[1]), int(done[2]),
+                                       Head(int(head_row[0]), head_row[1]), repeated=True)
+
+                def lookup(streams: list[str]) -> dict[str, int]:
+                    rows = conn.execute(
+                        "SELECT s, (SELECT MAX(stream_version) FROM events WHERE stream = s) "
+                        "FROM unnest(%s::text[]) AS s", (streams,),
+                    ).fetchall()
+                    return {s: int(v or 0) for s, v in rows}
+
+                def write(rows: list[Any]) -> None:
+                    with conn.cursor() as cur, cur.copy(
+                        f"COPY events ({_COLUMNS}) FROM STDIN"
+                    ) as copy:
+                        for r in rows:
+                            copy.write_row(r)
+
+                head, first, digest = write_chunks(
+                    chunks, Head(int(head_row[0]), head_row[1]), lookup, write, clock,
+                    lead=lead, lead_expected=lead_expected)
+                if head.position > int(head_row[0]):
+                    conn.execute("UPDATE cladelog_head SET position = %s, hash = %s "
+                                 "WHERE id = 1", (head.position, head.hash))
+                    if head.position >= first:
+                        conn.execute(
+                            "INSERT INTO batches (key, digest, first_position, last_position) "
+                            "VALUES (%s, %s, %s, %s)", (key, digest, first, head.position))
+                    conn.execute(f"NOTIFY {CHANNEL}, '{head.position}'")
+                sent.append(digest)
+                if self._before_commit is not None:
+                    self._before_commit(conn)
+            if self._after_commit is not None:
+                self._after_commit()
+        return BatchResult(first, head.position, head)
+
     def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:
         psycopg = self._psycopg
         present = appended = 0
@@ -460,6 +591,12 @@ class PostgresStore(EventStore):
                                (stream,)).fetchone()
         return int(row[0] or 0) if row else 0
 
+    def batch_records(self) -> list[BatchRecord]:
+        with self._call("reading the idempotency records"), self._pool.connection() as conn:
+            rows = conn.execute("SELECT key, digest, first_position, last_position FROM "
+                                "batches ORDER BY first_position").fetchall()
+        return [BatchRecord(k, d, int(f), int(la)) for k, d, f, la in rows]
+
     def wait_for_append(self, after: int, timeout: float) -> bool:
         """Block until the head passes ``after`` (LISTEN/NOTIFY) or ``timeout`` seconds pass.
 
@@ -520,6 +657,14 @@ class PostgresStore(EventStore):
         with self._call("listing checkpoints"), self._pool.connection() as conn:
             names = [r[0] for r in conn.execute("SELECT name FROM checkpoints ORDER BY name")]
         return [c for c in map(self.load_checkpoint, names) if c is not None]
+
+    def checkpoint_marks(self) -> list[CheckpointMark]:
+        with self._call("reading the checkpoints' positions"), \
+                self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT c.name, c.position, c.head_hash, e.hash FROM checkpoints c "
+                "LEFT JOIN events e ON e.position = c.position ORDER BY c.name").fetchall()
+        return [CheckpointMark(n, int(p), h, e) for n, p, h, e in rows]
 
     def size_bytes(self) -> int | None:
         with self._call("measuring the store's size"), self._pool.connection() as conn:

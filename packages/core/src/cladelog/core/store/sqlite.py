@@ -26,16 +26,22 @@ from ..errors import ChainError, CladelogError, ImportConflictError, InputError,
 from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
     ROW_COLUMNS,
+    BatchRecord,
+    BatchResult,
     Checkpoint,
+    CheckpointMark,
+    Chunk,
     EventStore,
     Head,
     ImportResult,
     PreparedEvent,
     build_rows,
     check_import,
+    digest_chunks,
     encode_batch,
     paged_rows,
     split_body,
+    write_chunks,
 )
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
@@ -46,7 +52,7 @@ __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 #: the map is kept small: a read of a larger log adds at most this much to its RSS.
 READ_MMAP_BYTES = 64 << 20
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 # INSERT OR REPLACE deletes the rows it collides with without firing DELETE triggers
@@ -74,6 +80,26 @@ _TRIGGERS = [
     BEGIN SELECT RAISE(ABORT, 'cladelog: an event must extend the log by one linked position');
     END""",
     _NO_REPLACE,
+]
+
+# Version 3 protects the idempotency records as the events are protected: a record deleted
+# would let a retried append add its batch twice. A record is written only with its batch,
+# in the same transaction, so it must end at the log's last position; REPLACE is refused
+# as for events (it would delete the old record without firing the DELETE trigger).
+_BATCH_TRIGGERS = [
+    """CREATE TRIGGER IF NOT EXISTS batches_no_update BEFORE UPDATE ON batches
+    BEGIN SELECT RAISE(ABORT, 'cladelog: idempotency records are append-only (UPDATE refused)');
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS batches_no_delete BEFORE DELETE ON batches
+    BEGIN SELECT RAISE(ABORT, 'cladelog: idempotency records are append-only (DELETE refused)');
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS batches_with_their_batch BEFORE INSERT ON batches
+    WHEN EXISTS (SELECT 1 FROM batches WHERE key = NEW.key)
+      OR NOT (NEW.first_position >= 1 AND NEW.first_position <= NEW.last_position
+              AND NEW.last_position = (SELECT MAX(position) FROM events))
+    BEGIN SELECT RAISE(ABORT,
+        'cladelog: an idempotency record is written once, with the batch it covers');
+    END""",
 ]
 
 
@@ -109,6 +135,7 @@ _SCHEMA = [
         first_position INTEGER NOT NULL,
         last_position INTEGER NOT NULL
     )""",
+    *_BATCH_TRIGGERS,
     """CREATE TABLE IF NOT EXISTS checkpoints (
         name TEXT PRIMARY KEY,
         version INTEGER NOT NULL,
@@ -191,10 +218,12 @@ class SQLiteStore(EventStore):
             version = db.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()[0]
             if version == 1:
                 self._upgrade_from_v1()
-                self.upgraded_from = 1
-            else:  # new, or current (IF NOT EXISTS: then nothing changes)
-                for statement in _SCHEMA[1:]:
-                    db.execute(statement)
+            # new, current (IF NOT EXISTS: then nothing changes), or version 2, which
+            # lacks only the triggers on the idempotency records
+            for statement in _SCHEMA[1:]:
+                db.execute(statement)
+            if version is not None and version < SCHEMA_VERSION:
+                self.upgraded_from = version
             db.execute("INSERT OR IGNORE INTO cladelog_schema (version, applied_at) "
                        "VALUES (?, ?)", (SCHEMA_VERSION, utc_now()))
             db.execute("COMMIT")
@@ -205,7 +234,8 @@ class SQLiteStore(EventStore):
 
     def _upgrade_from_v1(self) -> None:
         """Version 1 -> 2, inside the caller's transaction: split each stored body into
-        data and meta, check the new row rebuilds exactly the old body, swap the tables."""
+        data and meta, check the new row rebuilds exactly the old body, swap the tables
+        (the caller then creates what later versions add)."""
         db = self._db
         for name in ("events_no_update", "events_no_delete", "events_extend_only"):
             db.execute(f"DROP TRIGGER IF EXISTS {name}")
@@ -231,8 +261,6 @@ class SQLiteStore(EventStore):
                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         db.execute("DROP TABLE events")
         db.execute("ALTER TABLE events_v2 RENAME TO events")
-        for statement in _SCHEMA[1:]:
-            db.execute(statement)
 
     def _check_schema(self) -> None:
         try:
@@ -310,6 +338,54 @@ class SQLiteStore(EventStore):
                 )
             db.execute("COMMIT")
             return recorded
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    @_named_damage
+    def append_chunks(
+        self,
+        chunks: Iterable[Chunk],
+        *,
+        idempotency_key: str | None = None,
+        clock: Callable[[], str] | None = None,
+        lead: Sequence[PreparedEvent] = (),
+        lead_expected: Mapping[str, int] | None = None,
+    ) -> BatchResult:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if idempotency_key is not None:
+                done = db.execute(
+                    "SELECT digest, first_position, last_position FROM batches WHERE key = ?",
+                    (idempotency_key,),
+                ).fetchone()
+                if done is not None:  # a retry: read the input through for its digest
+                    digest = digest_chunks(chunks)
+                    db.execute("ROLLBACK")
+                    if done[0] != digest:
+                        raise InputError(f"idempotency_key: {idempotency_key!r} was used for "
+                                         "a different batch")
+                    return BatchResult(done[1], done[2], self._head(), repeated=True)
+
+            def lookup(streams: list[str]) -> dict[str, int]:
+                return {s: db.execute("SELECT MAX(stream_version) FROM events WHERE "
+                                      "stream = ?", (s,)).fetchone()[0] or 0 for s in streams}
+
+            def write(rows: list[Any]) -> None:
+                db.executemany(_INSERT, rows)
+
+            head, first, digest = write_chunks(chunks, self._head(), lookup, write, clock,
+                                               lead=lead, lead_expected=lead_expected,
+                                               digest=idempotency_key is not None)
+            if idempotency_key is not None and head.position >= first:
+                db.execute(
+                    "INSERT INTO batches (key, digest, first_position, last_position) "
+                    "VALUES (?, ?, ?, ?)", (idempotency_key, digest, first, head.position),
+                )
+            db.execute("COMMIT")
+            return BatchResult(first, head.position, head)
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
@@ -412,6 +488,12 @@ class SQLiteStore(EventStore):
         return int(row[0] or 0)
 
     @_named_damage
+    def batch_records(self) -> list[BatchRecord]:
+        return [BatchRecord(*r) for r in self._db.execute(
+            "SELECT key, digest, first_position, last_position FROM batches "
+            "ORDER BY first_position")]
+
+    @_named_damage
     def streams(self) -> list[tuple[str, int]]:
         return list(self._db.execute(
             "SELECT stream, MAX(stream_version) FROM events GROUP BY stream ORDER BY stream"
@@ -445,6 +527,12 @@ class SQLiteStore(EventStore):
     def checkpoints(self) -> list[Checkpoint]:
         names = [r[0] for r in self._db.execute("SELECT name FROM checkpoints ORDER BY name")]
         return [c for c in map(self.load_checkpoint, names) if c is not None]
+
+    @_named_damage
+    def checkpoint_marks(self) -> list[CheckpointMark]:
+        return [CheckpointMark(*r) for r in self._db.execute(
+            "SELECT c.name, c.position, c.head_hash, e.hash FROM checkpoints c "
+            "LEFT JOIN events e ON e.position = c.position ORDER BY c.name")]
 
     def size_bytes(self) -> int | None:
         total = 0
