@@ -13,6 +13,7 @@ MODULES = [
     "cladelog.core.elo",
     "cladelog.core.cli",
     "cladelog.core.testing",
+    "cladelog.core.transparency",
 ]
 
 
