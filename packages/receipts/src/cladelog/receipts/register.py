@@ -638,7 +638,7 @@ class Register:
 
 def read_receipts_json(text: str, where: str) -> list[Any]:
     """Parse one envelope (JSON object), a JSON array of envelopes, or JSONL."""
-    from cladelog.core.cli import parse_json_text
+    from cladelog.core import loads_strict as parse_json_text
 
     stripped = text.strip()
     if not stripped:

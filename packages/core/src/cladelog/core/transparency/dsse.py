@@ -49,13 +49,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..canonical import CanonicalError, canonical_bytes
 from ..errors import InputError, VerificationError
+from ..strictjson import JSONInputError, loads_strict
 
 __all__ = [
     "PAYLOAD_TYPE_INTOTO",
@@ -269,29 +269,11 @@ def verify_envelope_bytes(
     return VerifiedBytes(ptype, body, tuple(good))
 
 
-def _reject_constant(name: str) -> Any:
-    raise EnvelopeError(f"payload: {name} is not allowed in canonical JSON")
-
-
-def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise EnvelopeError(f"payload: duplicate object key {key!r}")
-        out[key] = value
-    return out
-
-
 def _parse_canonical_json(body: bytes) -> Any:
     try:
-        text = body.decode("utf-8")
-        value = json.loads(text, object_pairs_hook=_unique_object, parse_constant=_reject_constant)
-    except UnicodeDecodeError:
-        raise EnvelopeError("payload: not valid UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise EnvelopeError(f"payload: not valid JSON ({exc.msg} at {exc.pos})") from None
-    except RecursionError:
-        raise EnvelopeError("payload: JSON nested too deeply") from None
+        value = loads_strict(body, "payload")
+    except JSONInputError as exc:
+        raise EnvelopeError(f"payload: not valid JSON ({exc.reason})") from None
     try:
         again = canonical_bytes(value, path="payload")
     except CanonicalError as exc:
