@@ -314,3 +314,83 @@ def test_hostile_files_exit_2_with_one_line(log: Any, tmp_path: Path, name: str)
                    text.replace("\n\n", "\n", 1), text + "\u2014 x y\n"):
         bad.write_text(broken)
         _one_error(log("verify-proof", str(bad), "--key", "log.pub", "--hash", "00" * 32), 2)
+
+
+# -- witnesses ------------------------------------------------------------------------------
+
+
+def _witnesses(log: Any) -> None:
+    for name in ("w1.example", "w2.example", "w3.example"):
+        assert log("keygen", name, "--witness").exit_code == 0
+
+
+def _cosign(log: Any, cp: Path, witness: str, out: Path, *extra: str) -> Any:
+    return log("witness", "cosign", str(cp), "--key", f"{witness}.key", "--state",
+               f"state-{witness}", "--log-key", "log.pub", "--out", str(out), *extra)
+
+
+def test_witness_cosigns_only_checkpoints_that_extend_its_last(log: Any, tmp_path: Path) -> None:
+    _witnesses(log)
+    a = _sign(log, tmp_path, "a.txt", "--size", "30")
+    assert _cosign(log, a, "w1.example", tmp_path / "a.w1").exit_code == 0  # first: trusted
+    b = _sign(log, tmp_path, "b.txt")  # 61
+    # a later checkpoint needs a consistency proof from the size it last cosigned
+    err = _one_error(_cosign(log, b, "w1.example", tmp_path / "b.w1"), 1)
+    assert "refused: unproved: this witness last cosigned size 30" in err
+    assert log("consistency", "30", "61", "--out", "c.proof").exit_code == 0
+    r = _cosign(log, b, "w1.example", tmp_path / "b.w1", "--proof", "c.proof")
+    assert r.exit_code == 0, r.output
+    # rolled back: the older checkpoint again
+    err = _one_error(_cosign(log, a, "w1.example", tmp_path / "x"), 1)
+    assert "refused: rolled back: size 30 is smaller than the size 61" in err
+    # the same size with another root: a fork signed by the same log key
+    fork = tmp_path / "fork"
+    fork.mkdir()
+    (fork / "cladelog.toml").write_text(
+        f'store = "log.sqlite3"\nplugins = ["notes"]\nlog_name = "{ORIGIN}"\n')
+    for f in ("log.key", "log.pub"):
+        (fork / f).write_bytes((tmp_path / f).read_bytes())
+    assert log("--config", str(fork / "cladelog.toml"), "init").exit_code == 0
+    assert log("--config", str(fork / "cladelog.toml"), "append",
+               _notes(tmp_path, 60, 500)).exit_code == 0
+    r = log("--config", str(fork / "cladelog.toml"), "checkpoint", "--key", "log.key",
+            "--size", "61", "--out", str(fork / "f.txt"))
+    assert r.exit_code == 0, r.output
+    err = _one_error(_cosign(log, fork / "f.txt", "w1.example", tmp_path / "x"), 1)
+    assert "refused: inconsistent: size 61 has root" in err
+    # a larger forked checkpoint with the fork's own (valid) proof from 30 does not fit
+    # the root this witness cosigned at 30
+    r = log("--config", str(fork / "cladelog.toml"), "checkpoint", "--key", "log.key",
+            "--out", str(fork / "g.txt"))
+    assert r.exit_code == 0
+    assert log("--config", str(fork / "cladelog.toml"), "consistency", "61", "62",
+               "--out", str(fork / "g.proof")).exit_code == 0
+    err = _one_error(_cosign(log, fork / "g.txt", "w1.example", tmp_path / "x", "--proof",
+                             str(fork / "g.proof")), 1)
+    assert "refused: inconsistent" in err
+
+
+def test_verify_with_a_witness_quorum_and_recorded_cosignatures(log: Any,
+                                                                 tmp_path: Path) -> None:
+    _witnesses(log)
+    cp = _sign(log, tmp_path, "cp.txt")
+    assert _cosign(log, cp, "w1.example", tmp_path / "c1").exit_code == 0
+    assert _cosign(log, tmp_path / "c1", "w2.example", tmp_path / "c2").exit_code == 0
+    ws = ["--witnesses", "w1.example.pub", "--witnesses", "w2.example.pub",
+          "--witnesses", "w3.example.pub"]
+    base = ["verify", "--checkpoint", str(tmp_path / "c2"), "--key", "log.pub", *ws]
+    assert log(*base, "--quorum", "2").exit_code == 0
+    err = _one_error(log(*base, "--quorum", "3"), 1)
+    assert "2 valid witness cosignature(s) (w1.example, w2.example), the quorum is 3" in err
+    err = _one_error(log("verify", "--checkpoint", str(cp), "--key", "log.pub", *ws,
+                         "--quorum", "1"), 1)
+    assert "0 valid witness cosignature(s)" in err
+    err = _one_error(log("verify", "--checkpoint", str(cp), *ws, "--quorum", "1"), 2)
+    assert "--witnesses: give the log's public key too" in err
+    # the deployment records the cosignatures it received; replay knows the witnessed size
+    r = log("witness", "add", str(tmp_path / "c2"), "--key", "log.pub", *ws)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.count("recorded the cosignature of") == 2
+    doc = json.loads(log("replay", "--json").stdout)
+    state = next(p for p in doc["projections"] if p["name"] == "core.tlog")
+    assert "witnessed to 60 by 2" in json.dumps(state)

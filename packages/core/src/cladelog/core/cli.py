@@ -55,7 +55,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _BUILTIN = (
     "init", "plugins", "append", "log", "verify", "replay", "export", "import", "status", "gate",
-    "keygen", "checkpoint", "prove", "consistency", "verify-proof",
+    "keygen", "checkpoint", "prove", "consistency", "verify-proof", "witness",
 )
 
 
@@ -513,18 +513,23 @@ def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
               help="With --checkpoint: a trusted log public key, or a file of them.")
 @click.option("--quick", is_flag=True,
               help="With --checkpoint: check the stored Merkle tree only (O(log n) rows).")
+@click.option("--witnesses", "witness_keys", multiple=True, metavar="VKEY",
+              help="With --checkpoint: witness public keys (or files of them).")
+@click.option("--quorum", type=click.IntRange(min=1), default=None,
+              help="With --witnesses: cosignatures needed per checkpoint.")
 @pass_deployment
 def verify(dep: Deployment, as_json: bool, checkpoints: tuple[str, ...], keys: tuple[str, ...],
-           quick: bool) -> None:
+           quick: bool, witness_keys: tuple[str, ...], quorum: int | None) -> None:
     """Walk the hash chain and the Merkle tree; report the first position that does not
     verify (exit 1). With --checkpoint, exit 1 naming the first checkpoint the log does
     not extend, and whether it was cut or rewritten."""
-    if checkpoints or keys or quick:
+    if checkpoints or keys or quick or witness_keys or quorum:
         from .tlog_cli import verify_checkpoints
 
         if not checkpoints:
-            fail("--checkpoint: --key and --quick go with --checkpoint FILE")
-        verify_checkpoints(dep, checkpoints, keys, quick, as_json)
+            fail("--checkpoint: --key, --quick, --witnesses and --quorum go with "
+                 "--checkpoint FILE")
+        verify_checkpoints(dep, checkpoints, keys, quick, as_json, witness_keys, quorum)
         return
     report = dep.verify()
     _log().info("verify.done", ok=report.ok, checked=report.checked, position=report.position)

@@ -53,6 +53,7 @@ __all__ = [
     "record_cosignature",
     "sign_checkpoint",
     "signed_checkpoints",
+    "witness_cosign",
 ]
 
 STREAM = "core.tlog"
@@ -410,3 +411,85 @@ def parse_checkpoint_note(text: str, keys: Iterable[Any] | None) -> tuple[Checkp
         return parse_checkpoint(opened.text), True
     body, _ = split_note(text)
     return parse_checkpoint(body), False
+
+
+# -- witnesses ----------------------------------------------------------------------------
+
+
+def _state_file(state_dir: Any, origin: str) -> Any:
+    import hashlib
+    from pathlib import Path
+
+    return Path(state_dir) / f"{hashlib.sha256(origin.encode()).hexdigest()[:32]}.checkpoint"
+
+
+def witness_cosign(
+    note: str,
+    log_keys: Sequence[Any],
+    cosigner: Any,
+    state_dir: Any,
+    *,
+    proof_text: str | None = None,
+    timestamp: int,
+) -> str:
+    """Act as a witness (c2sp.org/tlog-witness, tlog-cosignature): cosign the checkpoint
+    ``note`` (signed by one of ``log_keys``) only if it extends the last checkpoint this
+    witness cosigned for its origin (kept in ``state_dir``), proved by ``proof_text`` (a
+    consistency-proof file from that size to this one). Return the note with the
+    ``cosignature/v1`` line added, and remember it. Refusals raise
+    :class:`VerificationError` naming the reason (rolled back, inconsistent, unproved).
+    """
+    from .transparency.merkle import ProofError, verify_consistency
+    from .transparency.note import open_note, parse_checkpoint, sign_note
+    from .transparency.proof import parse_consistency_proof
+    from .transparency.verify import open_checkpoint
+
+    cp, _ = open_checkpoint(note, log_keys)
+    path = _state_file(state_dir, cp.origin)
+    try:
+        old_text = path.read_text(encoding="utf-8") if path.exists() else None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"--state: cannot read {path} ({exc})") from None
+    if old_text is not None:
+        old = parse_checkpoint(old_text)
+        if old.origin != cp.origin:
+            raise InputError(f"--state: {path} holds another origin ({old.origin!r})")
+        if cp.size < old.size:
+            raise VerificationError(
+                f"refused: rolled back: size {cp.size} is smaller than the size {old.size} "
+                f"this witness last cosigned for {cp.origin}")
+        if cp.size == old.size:
+            if cp.root_hash != old.root_hash:
+                raise VerificationError(
+                    f"refused: inconsistent: size {cp.size} has root {cp.root_hash.hex()}, "
+                    f"but this witness cosigned root {old.root_hash.hex()} at that size")
+        else:
+            if proof_text is None:
+                raise VerificationError(
+                    f"refused: unproved: this witness last cosigned size {old.size}; give a "
+                    f"consistency proof ('cladelog consistency {old.size} {cp.size}')")
+            parsed = parse_consistency_proof(proof_text)
+            if (parsed.origin, parsed.old_size, parsed.new_size) != (cp.origin, old.size,
+                                                                      cp.size):
+                raise VerificationError(
+                    f"refused: the proof is for {parsed.origin} {parsed.old_size} -> "
+                    f"{parsed.new_size}, not {cp.origin} {old.size} -> {cp.size}")
+            try:
+                verify_consistency(old.size, cp.size, list(parsed.proof), old.root_hash,
+                                   cp.root_hash)
+            except ProofError as exc:
+                raise VerificationError(
+                    f"refused: inconsistent: size {cp.size} does not extend the size "
+                    f"{old.size} this witness cosigned ({exc})") from None
+    text = note[: note.index("\n\n") + 1]
+    line = sign_note(text, cosigner.at(timestamp)).split("\n\n", 1)[1]
+    cosigned = note + line
+    open_note(cosigned, [*log_keys, cosigner.verifier()])  # it verifies, as sent
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise InputError(f"--state: cannot write {path} ({exc.strerror or exc})") from None
+    return cosigned

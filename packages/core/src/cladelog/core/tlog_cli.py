@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -278,22 +278,124 @@ def verify_proof(file: str, keys: tuple[str, ...], event_file: str | None, chain
                f"{inc.checkpoint.size}")
 
 
+# -- witnesses ----------------------------------------------------------------------------
+
+
+@click.group("witness")
+def witness() -> None:
+    """Act as a witness of a log (cosign its checkpoints), or record cosignatures."""
+
+
+@witness.command("cosign")
+@click.argument("checkpoint_file", metavar="CHECKPOINT")
+@click.option("--key", "key_file", required=True, metavar="FILE",
+              help="The witness's private key (cladelog keygen NAME --witness).")
+@click.option("--state", "state_dir", required=True, metavar="DIR",
+              help="Where the witness keeps the last checkpoint it cosigned per origin.")
+@click.option("--log-key", "log_keys", multiple=True, required=True, metavar="VKEY",
+              help="The log's public key, or a file of them (repeatable).")
+@click.option("--proof", "proof_file", metavar="FILE",
+              help="A consistency proof from the size this witness last cosigned.")
+@click.option("--out", metavar="FILE", help="Write the cosigned checkpoint here.")
+def witness_cosign(checkpoint_file: str, key_file: str, state_dir: str,
+                   log_keys: tuple[str, ...], proof_file: str | None, out: str | None) -> None:
+    """Cosign CHECKPOINT (cosignature/v1) if it extends the last one this witness cosigned
+    for its origin; otherwise exit 1 with the reason (rolled back, inconsistent)."""
+    import time
+
+    from . import tlog
+    from .transparency.note import NoteError, parse_cosigner_key
+
+    try:
+        cosigner = parse_cosigner_key(_read_text(key_file, "--key").strip())
+    except NoteError as exc:
+        raise _named(exc, f"--key: {key_file}") from None
+    trusted = _verifier_keys(log_keys, "--log-key")
+    note = _read_text(checkpoint_file, "CHECKPOINT")
+    proof = _read_text(proof_file, "--proof") if proof_file else None
+    try:
+        cosigned = tlog.witness_cosign(note, trusted, cosigner, state_dir, proof_text=proof,
+                                       timestamp=int(time.time()))
+    except CladelogError as exc:
+        raise _named(exc, checkpoint_file) from None
+    _write(cosigned, out)
+
+
+@witness.command("add")
+@click.argument("cosigned_file", metavar="COSIGNED")
+@click.option("--key", "keys", multiple=True, required=True, metavar="VKEY",
+              help="The log's public key, or a file of them.")
+@click.option("--witnesses", "witness_keys", multiple=True, required=True, metavar="VKEY",
+              help="Witness public keys, or files of them (repeatable).")
+def witness_add(cosigned_file: str, keys: tuple[str, ...],
+                witness_keys: tuple[str, ...]) -> None:
+    """Record in the log the witnesses' cosignatures of one of its checkpoints."""
+    from . import tlog
+    from .transparency.note import CosignatureVerifier, split_note
+    from .transparency.verify import verify_cosignatures
+
+    dep = _dep()
+    note = _read_text(cosigned_file, "COSIGNED")
+    witnesses = _witness_keys(witness_keys)
+    try:
+        got = verify_cosignatures(note, _verifier_keys(keys, "--key"), witnesses, 1,
+                                  origin=tlog.log_name(dep))
+    except CladelogError as exc:
+        raise _named(exc, cosigned_file) from None
+    _, sigs = split_note(note)
+    for name, ts in zip(got.witnesses, got.timestamps, strict=True):
+        w = next(v for v in witnesses if v.name == name and any(
+            s.name == name and s.key_id == v.key_id for s in sigs))
+        assert isinstance(w, CosignatureVerifier)  # the one whose cosignature verified
+        event = tlog.record_cosignature(dep, note, w.vkey, ts)
+        click.echo(f"recorded the cosignature of {name} (size {got.checkpoint.size}) at "
+                   f"position {event.position}")
+
+
+def _witness_keys(values: tuple[str, ...]) -> list[Any]:
+    from .transparency.note import NoteError, parse_cosigner_verifier_key
+
+    out = []
+    for value in values:
+        lines = [value] if "+" in value and not os.path.exists(value) else \
+            [x.strip() for x in _read_text(value, "--witnesses").splitlines() if x.strip()]
+        if not lines:
+            raise InputError(f"--witnesses: {value} holds no key")
+        for line in lines:
+            try:
+                out.append(parse_cosigner_verifier_key(line))
+            except NoteError as exc:
+                raise _named(exc, f"--witnesses: {value}") from None
+    return out
+
+
 # -- verify --checkpoint -----------------------------------------------------------------
 
 
 def verify_checkpoints(dep: Deployment, files: tuple[str, ...], keys: tuple[str, ...],
-                       quick: bool, as_json: bool) -> None:
+                       quick: bool, as_json: bool, witness_keys: tuple[str, ...] = (),
+                       quorum: int | None = None) -> None:
     """``cladelog verify --checkpoint FILE...``: exit 1 naming the first checkpoint the log
-    does not extend (cut or rewritten), after the chain itself."""
+    does not extend (cut or rewritten), after the chain itself. With ``--witnesses`` and
+    ``--quorum K`` each checkpoint also needs K valid cosignatures from those witnesses."""
     from . import tlog
     from .cli import EXIT_FAILED, _echo_json, fail
+    from .transparency.verify import verify_cosignatures
 
     trusted = _verifier_keys(keys, "--key") if keys else None
+    witnesses = _witness_keys(witness_keys) if witness_keys else None
+    if (witnesses is None) != (quorum is None):
+        raise InputError("--quorum: --witnesses and --quorum go together")
+    if witnesses is not None and trusted is None:
+        raise InputError("--witnesses: give the log's public key too (--key)")
     checkpoints = []
     for path in files:
         text = _read_text(path, "--checkpoint")
         try:
             cp, _signed = tlog.parse_checkpoint_note(text, trusted)
+            if witnesses is not None:
+                assert trusted is not None and quorum is not None
+                verify_cosignatures(text, trusted, witnesses, quorum)
         except CladelogError as exc:
             raise _named(exc, f"--checkpoint: {path}") from None
         checkpoints.append((path, cp))
@@ -327,4 +429,4 @@ def verify_checkpoints(dep: Deployment, files: tuple[str, ...], keys: tuple[str,
                    "verify' checks that the events are that tree")
 
 
-COMMANDS = (keygen, checkpoint, prove, consistency, verify_proof)
+COMMANDS = (keygen, checkpoint, prove, consistency, verify_proof, witness)
