@@ -394,3 +394,98 @@ def test_verify_with_a_witness_quorum_and_recorded_cosignatures(log: Any,
     doc = json.loads(log("replay", "--json").stdout)
     state = next(p for p in doc["projections"] if p["name"] == "core.tlog")
     assert "witnessed to 60 by 2" in json.dumps(state)
+
+
+# -- static tiles (c2sp.org/tlog-tiles) -----------------------------------------------------
+
+
+@pytest.mark.parametrize(("level", "index", "width", "path"), [
+    (0, 0, 256, "tile/0/000"),
+    (0, 999, 256, "tile/0/999"),
+    (0, 1000, 256, "tile/0/x001/000"),
+    (1, 1234067, 256, "tile/1/x001/x234/067"),
+    (2, 5, 17, "tile/2/005.p/17"),
+    ("entries", 1234067, 3, "tile/entries/x001/x234/067.p/3"),
+    ("cladelog-events", 7, 256, "cladelog-events/007"),
+])
+def test_tile_paths_follow_the_spec(level: Any, index: int, width: int, path: str) -> None:
+    from cladelog.core.tlog import tile_path
+
+    assert tile_path(level, index, width) == path
+
+
+def _audit(root: Path, vkey: str) -> int:
+    """What an auditor does with the published files alone (plain reads, no cladelog
+    store): verify the checkpoint, recompute each event's chain hash from its export line
+    (docs/events.md's rule, via the conformance suite's independent encoder), match it with
+    the entry bundles, rebuild every hash tile and the root. Returns the events checked."""
+    from cladelog.core.tlog import tile_path
+    from cladelog.core.transparency import open_note, parse_checkpoint, parse_verifier_key
+
+    note = (root / "checkpoint").read_text()
+    cp = parse_checkpoint(open_note(note, [parse_verifier_key(vkey)]).text)
+    size, chain, prev = cp.size, [], "0" * 64
+    for n in range((size + 255) // 256):
+        width = min(256, size - 256 * n)
+        entries = (root / tile_path("entries", n, width)).read_bytes()
+        lines = (root / tile_path("cladelog-events", n, width)).read_text().splitlines()
+        assert len(lines) == width and len(entries) == 34 * width
+        for k, line in enumerate(lines):
+            doc = json.loads(line)
+            assert doc["position"] == 256 * n + k + 1 and doc["prev_hash"] == prev
+            body = encode_body(position=doc["position"], stream=doc["stream"],
+                               stream_version=doc["stream_version"], type=doc["type"],
+                               schema_version=doc["schema_version"], data=doc["data"],
+                               meta=doc["meta"], recorded_at=doc["recorded_at"], prev_hash=prev)
+            h = chain_hash(prev, body)
+            assert h == doc["hash"]
+            assert entries[34 * k: 34 * k + 2] == b"\x00\x20"
+            assert entries[34 * k + 2: 34 * k + 34].hex() == h
+            chain.append(h)
+            prev = h
+    tree = _rebuilt(chain)
+    assert tree.root() == cp.root_hash
+    level = 0
+    while size >> (8 * level):
+        count = size >> (8 * level)
+        for n in range((count + 255) // 256):
+            width = min(256, count - 256 * n)
+            data = (root / tile_path(level, n, width)).read_bytes()
+            assert data == b"".join(tree.node(8 * level, 256 * n + k) for k in range(width))
+        level += 1
+    return size
+
+
+def test_publish_tiles_and_audit_every_event_from_the_files(log: Any, tmp_path: Path) -> None:
+    err = _one_error(log("publish", "pub"), 2)
+    assert "no signed checkpoint yet" in err
+    assert log("append", _notes(tmp_path, 600, 1000)).exit_code == 0  # 660 events
+    _sign(log, tmp_path, "a.txt")
+    r = log("publish", "pub")
+    assert r.exit_code == 0, r.output
+    pub = tmp_path / "pub"
+    vkey = (tmp_path / "log.pub").read_text().strip()
+    assert _audit(pub, vkey) == 660
+    # the layout: 2 full level-0 tiles and a partial one of 148; level 1 has 2 nodes
+    assert (pub / "tile/0/000").stat().st_size == 256 * 32
+    assert (pub / "tile/0/002.p/148").stat().st_size == 148 * 32
+    assert (pub / "tile/1/000.p/2").stat().st_size == 2 * 32
+    assert not (pub / "tile/2").exists()
+    assert (pub / "tile/entries/002.p/148").exists()
+    assert (pub / "cladelog-events/002.p/148").exists()
+    # incrementally: a later publication writes only what is new
+    full = (pub / "tile/0/000").stat().st_mtime_ns
+    assert log("append", _notes(tmp_path, 200, 5000)).exit_code == 0
+    _sign(log, tmp_path, "b.txt")  # at 861
+    r = log("publish", "pub")
+    assert r.exit_code == 0 and "already there" in r.stdout
+    assert (pub / "tile/0/000").stat().st_mtime_ns == full
+    assert _audit(pub, vkey) == 861
+    # a tampered event line is caught from the files alone
+    lines = (pub / "cladelog-events/001").read_text().splitlines()
+    doc = json.loads(lines[3])
+    doc["data"]["text"] = "rewritten"
+    lines[3] = json.dumps(doc)
+    (pub / "cladelog-events/001").write_text("\n".join(lines) + "\n")
+    with pytest.raises(AssertionError):
+        _audit(pub, vkey)

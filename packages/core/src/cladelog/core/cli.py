@@ -55,7 +55,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _BUILTIN = (
     "init", "plugins", "append", "log", "verify", "replay", "export", "import", "status", "gate",
-    "keygen", "checkpoint", "prove", "consistency", "verify-proof", "witness",
+    "keygen", "checkpoint", "prove", "consistency", "verify-proof", "witness", "publish",
 )
 
 

@@ -38,9 +38,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COSIGNATURE_RECEIVED",
+    "EVENT_BUNDLES",
     "EVENT_TYPES",
     "SIGNED",
     "STREAM",
+    "TILE_HEIGHT",
+    "TILE_WIDTH",
     "TLOG_PROJECTION",
     "CheckpointSigned",
     "CheckpointVerdict",
@@ -50,9 +53,11 @@ __all__ = [
     "inclusion_file",
     "log_name",
     "parse_checkpoint_note",
+    "publish",
     "record_cosignature",
     "sign_checkpoint",
     "signed_checkpoints",
+    "tile_path",
     "witness_cosign",
 ]
 
@@ -493,3 +498,99 @@ def witness_cosign(
     except OSError as exc:
         raise InputError(f"--state: cannot write {path} ({exc.strerror or exc})") from None
     return cosigned
+
+
+# -- static tiles (c2sp.org/tlog-tiles) -----------------------------------------------------
+
+TILE_WIDTH = 256
+TILE_HEIGHT = 8
+#: the cladelog extension: the same events' canonical export lines, bundled like entries
+EVENT_BUNDLES = "cladelog-events"
+
+
+def tile_path(level: int | str, index: int, width: int = TILE_WIDTH) -> str:
+    """The tlog-tiles path of a tile: ``tile/<L>/<N>[.p/<W>]``, ``N`` in 3-digit groups
+    with all but the last prefixed by ``x`` (``1234067`` -> ``x001/x234/067``);
+    ``level`` ``"entries"`` for entry bundles, :data:`EVENT_BUNDLES` for ours."""
+    groups = []
+    n = index
+    while True:
+        groups.append(f"{n % 1000:03d}")
+        n //= 1000
+        if n == 0:
+            break
+    parts = [f"x{g}" for g in reversed(groups[1:])] + [groups[0]]
+    path = "/".join(parts)
+    if width < TILE_WIDTH:
+        path += f".p/{width}"
+    top = f"tile/{level}" if level != EVENT_BUNDLES else EVENT_BUNDLES
+    return f"{top}/{path}"
+
+
+def publish(dep: Deployment, directory: Any) -> dict[str, int]:
+    """Write the log at its latest signed checkpoint in the C2SP tlog-tiles layout into
+    ``directory``: ``checkpoint``, hash tiles ``tile/<L>/...``, entry bundles
+    ``tile/entries/...`` (each entry one event's 32-byte chain hash, 16-bit length
+    prefixed) and, as a documented extension, ``cladelog-events/...``: the same 256 events'
+    canonical export lines (one JSON object a line). Incremental: a full tile that exists
+    is not written again. Returns counts of files written."""
+    from pathlib import Path
+
+    from .canonical import canonical_bytes
+
+    signed = signed_checkpoints(dep)
+    if not signed:
+        raise InputError("publish: no signed checkpoint yet (run 'cladelog checkpoint --key "
+                         "FILE')")
+    last = signed[-1]
+    size, note = int(last["size"]), str(last["note"])
+    root = Path(directory)
+    store = dep.store
+    written = {"tiles": 0, "entries": 0, "events": 0, "skipped": 0}
+
+    def write(rel: str, data: bytes, kind: str) -> None:
+        target = root / rel
+        if target.exists() and ".p/" not in rel:
+            written["skipped"] += 1
+            return
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(target.name + ".tmp")
+            tmp.write_bytes(data)
+            tmp.replace(target)
+        except OSError as exc:
+            raise InputError(f"DIR: cannot write {target} ({exc.strerror or exc})") from None
+        written[kind] += 1
+
+    level = 0
+    while size >> (TILE_HEIGHT * level):
+        count = size >> (TILE_HEIGHT * level)  # complete nodes at tree level 8L
+        for n in range((count + TILE_WIDTH - 1) // TILE_WIDTH):
+            width = min(TILE_WIDTH, count - n * TILE_WIDTH)
+            rel = tile_path(level, n, width)
+            if (root / rel).exists():
+                written["skipped"] += 1
+                continue
+            hashes = store.tree_node_range(TILE_HEIGHT * level, n * TILE_WIDTH,
+                                           n * TILE_WIDTH + width)
+            write(rel, b"".join(hashes), "tiles")
+        level += 1
+    for n in range((size + TILE_WIDTH - 1) // TILE_WIDTH):
+        first = n * TILE_WIDTH + 1
+        width = min(TILE_WIDTH, size - n * TILE_WIDTH)
+        rel = tile_path("entries", n, width)
+        if (root / rel).exists():
+            written["skipped"] += 1
+            continue
+        events = list(store.read(first, first + width - 1))
+        write(rel, b"".join(len(h).to_bytes(2, "big") + h
+                            for h in (bytes.fromhex(e.hash) for e in events)), "entries")
+        lines = b"".join(canonical_bytes(e.to_json()) + b"\n" for e in events)
+        write(tile_path(EVENT_BUNDLES, n, width), lines, "events")
+    (root / "checkpoint").parent.mkdir(parents=True, exist_ok=True)
+    try:
+        (root / "checkpoint").write_text(note, encoding="utf-8")  # always the latest
+    except OSError as exc:
+        raise InputError(f"DIR: cannot write the checkpoint ({exc.strerror or exc})") from None
+    written["size"] = size
+    return written

@@ -278,6 +278,22 @@ def verify_proof(file: str, keys: tuple[str, ...], event_file: str | None, chain
                f"{inc.checkpoint.size}")
 
 
+# -- static tiles -------------------------------------------------------------------------
+
+
+@click.command("publish")
+@click.argument("directory", metavar="DIR")
+def publish(directory: str) -> None:
+    """Write the log at its latest signed checkpoint in the C2SP tlog-tiles layout (and the
+    events' export lines beside the entry bundles) into DIR; only new tiles are written."""
+    from . import tlog
+
+    got = tlog.publish(_dep(), directory)
+    click.echo(f"published size {got['size']} to {directory}: {got['tiles']} hash tile(s), "
+               f"{got['entries']} entry bundle(s), {got['events']} event bundle(s) written, "
+               f"{got['skipped']} already there")
+
+
 # -- witnesses ----------------------------------------------------------------------------
 
 
@@ -429,4 +445,4 @@ def verify_checkpoints(dep: Deployment, files: tuple[str, ...], keys: tuple[str,
                    "verify' checks that the events are that tree")
 
 
-COMMANDS = (keygen, checkpoint, prove, consistency, verify_proof, witness)
+COMMANDS = (keygen, checkpoint, prove, consistency, verify_proof, witness, publish)
