@@ -31,7 +31,6 @@ from ..errors import InputError, StoreError
 from ..transparency.merkle import (
     EMPTY_ROOT,
     Node,
-    extend_tree,
     peak_nodes,
     root_from_peaks,
     stored_consistency_proof,
@@ -233,24 +232,25 @@ class TreeWalk:
     def rows(self, rows: Iterable[Any]) -> Iterator[Any]:
         """Pass the rows through (column 8 is the chain hash), extending the tree."""
         wanted = self._wanted
-        pending: list[bytes] = []
+        pending: list[str] = []
+        add = pending.append
         for row in rows:
             yield row
-            pending.append(chain_leaf(row[8]))
+            add(row[8])
             if len(pending) == 4096 or self.size + len(pending) in wanted:
                 self._extend(pending)
         self._extend(pending)
 
-    def _extend(self, pending: list[bytes]) -> None:
+    def _extend(self, pending: list[str]) -> None:
         if not pending:
             return
-        nodes, self.peaks = extend_tree(self.size, self.peaks, pending, every=STRIDE)
+        nodes, self.peaks = _grow(self.size, self.peaks, pending)
         self.size += len(pending)
         pending.clear()
         if self.size in self._wanted:
             self.roots[self.size] = self.root()
         if self._read is not None and self.failure is None:
-            self._compare([node for node in nodes if node[0]])
+            self._compare(nodes)
 
     def _compare(self, nodes: list[NodeRow]) -> None:
         by_level: dict[int, list[tuple[int, bytes]]] = {}
