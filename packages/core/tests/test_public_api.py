@@ -16,6 +16,7 @@ MODULES = [
     "cladelog.core.strictjson",
     "cladelog.core.fields",
     "cladelog.core.testing",
+    "cladelog.core.transparency",
 ]
 
 

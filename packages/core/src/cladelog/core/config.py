@@ -10,6 +10,8 @@
     actor = "operator"
     # how long `replay --follow` keeps reconnecting to a store it lost, in seconds
     follow_reconnect_timeout = 300
+    # the log's name: the origin line of its signed checkpoints (cladelog checkpoint)
+    log_name = "example.org/cladelog/main"
 
     [settings.fork-score]
     signal_floor = 0.05
@@ -36,7 +38,7 @@ __all__ = [
     "find_config",
 ]
 
-_KEYS = {"store", "plugins", "settings", "actor", "follow_reconnect_timeout"}
+_KEYS = {"store", "plugins", "settings", "actor", "follow_reconnect_timeout", "log_name"}
 #: how long ``replay --follow`` keeps reconnecting to a store it lost (seconds), by default
 FOLLOW_RECONNECT_TIMEOUT = 300.0
 
@@ -51,6 +53,7 @@ class DeploymentConfig:
     actor: str | None = None
     path: Path | None = None
     follow_reconnect_timeout: float = FOLLOW_RECONNECT_TIMEOUT
+    log_name: str | None = None
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> DeploymentConfig:
@@ -102,9 +105,16 @@ class DeploymentConfig:
         if timeout.__class__ not in (int, float) or not 0 <= timeout <= 86_400:
             raise ConfigError(f"{where}: follow_reconnect_timeout: expected a number of "
                               "seconds from 0 to 86400")
+        log_name = doc.get("log_name")
+        if log_name is not None and (
+            not isinstance(log_name, str) or not log_name or len(log_name) > 255
+            or not log_name.isprintable() or log_name != log_name.strip()
+        ):
+            raise ConfigError(f"{where}: log_name: expected a non-empty one-line string of "
+                              "at most 255 characters, without surrounding spaces")
         if path is not None and "://" not in store and not os.path.isabs(store):
             store = str((path.parent / store).resolve())
-        return cls(store, tuple(plugins), settings, actor, path, float(timeout))
+        return cls(store, tuple(plugins), settings, actor, path, float(timeout), log_name)
 
     def to_toml(self, store_as_written: str | None = None) -> str:
         lines = [
@@ -116,6 +126,8 @@ class DeploymentConfig:
             lines.append(f"actor = {_toml_value(self.actor)}")
         if self.follow_reconnect_timeout != FOLLOW_RECONNECT_TIMEOUT:
             lines.append(f"follow_reconnect_timeout = {self.follow_reconnect_timeout!r}")
+        if self.log_name:
+            lines.append(f"log_name = {_toml_value(self.log_name)}")
         for name, table in self.settings.items():
             lines.append("")
             lines.append(f"[settings.{_toml_key(name)}]")

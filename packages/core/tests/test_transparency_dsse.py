@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from cladelog.receipts.dsse import (
+from cladelog.core.transparency.dsse import (
     PAYLOAD_TYPE_INTOTO,
     STATEMENT_TYPE_V1,
     EnvelopeError,
@@ -18,7 +18,7 @@ from cladelog.receipts.dsse import (
     verify_envelope,
     verify_envelope_bytes,
 )
-from cladelog.receipts.note import Ed25519Signer, generate_key, parse_signer_key
+from cladelog.core.transparency.note import Ed25519Signer, generate_key, parse_signer_key
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
