@@ -66,7 +66,7 @@ def test_a_cut_tail_is_reported_and_replay_refuses_to_rebuild_over_it(
 
     r = run("verify")
     assert r.exit_code == 1
-    assert _errors(r) == [f"error: position 6: {expected} (core.plugins, notes.index): "
+    assert _errors(r) == [f"error: position 6: {expected} (core.plugins, core.tlog, notes.index): "
                           "5 event(s) at its end are missing"]
     r = run("verify", "--json")
     assert r.exit_code == 1
@@ -96,9 +96,10 @@ def test_a_cut_tail_is_reported_and_replay_refuses_to_rebuild_over_it(
     warned = [json.loads(line) for line in r.stderr.splitlines()]
     assert sorted(w["projection"] for w in warned
                   if w["event"] == "replay.truncation_accepted") == ["core.plugins",
+                                                                     "core.tlog",
                                                                      "notes.index"]
     assert {p["name"]: (p["position"], p["rebuilt"]) for p in projections} == \
-        {"core.plugins": (5, True), "notes.index": (5, True)}
+        {"core.plugins": (5, True), "core.tlog": (5, True), "notes.index": (5, True)}
     assert run("verify").exit_code == 0
     assert run("status").exit_code == 0
 
@@ -130,11 +131,12 @@ def test_checkpoints_of_a_projection_no_longer_enabled_count_too(run: Any,
                        "head_hash, state, digest FROM checkpoints WHERE name = 'notes.index'")
     _unprotected(path, "DELETE FROM events WHERE position > 2")
     r = run("replay")
-    assert r.exit_code == 1 and "(core.plugins, gone.projection, notes.index)" in _errors(r)[0]
+    assert r.exit_code == 1
+    assert "(core.plugins, core.tlog, gone.projection, notes.index)" in _errors(r)[0]
     assert run("replay", "--accept-truncation").exit_code == 0
     db = sqlite3.connect(path)
     assert [n for (n,) in db.execute("SELECT name FROM checkpoints ORDER BY name")] == \
-        ["core.plugins", "notes.index"]
+        ["core.plugins", "core.tlog", "notes.index"]
     db.close()
     assert run("verify").exit_code == 0
 

@@ -65,6 +65,12 @@ __all__ = [
 #: cladelog's own stream and event types (see :mod:`cladelog.core.builtin`)
 PLUGINS_STREAM = "core.plugins"
 CORE_TYPES = frozenset(("core.plugin_enabled", "core.plugin_disabled"))
+#: cladelog's own streams and the types each holds (the plugin set; the transparency log's
+#: signed checkpoints and received cosignatures, :mod:`cladelog.core.tlog`)
+CORE_STREAMS: Mapping[str, frozenset[str]] = {
+    PLUGINS_STREAM: CORE_TYPES,
+    "core.tlog": frozenset(("core.checkpoint_signed", "core.cosignature_received")),
+}
 #: the rules' names, in the order :meth:`LogRules.violations` checks them
 RULES = ("stream", "reserved", "type", "stream_version", "meta", "recorded_at", "data")
 MAX_STREAM = 200
@@ -101,7 +107,7 @@ def check_stream(stream: Any, where: str = "") -> None:
 def check_reserved(stream: str, type_: str, where: str = "", *, appending: bool = False) -> None:
     """Rule ``reserved``: cladelog's own stream and types. ``appending``: a caller's append,
     which may write neither."""
-    if stream == PLUGINS_STREAM and (appending or type_ not in CORE_TYPES):
+    if stream in CORE_STREAMS and (appending or type_ not in CORE_STREAMS[stream]):
         raise RuleError("reserved", f"{_at(where, 'stream')}: {stream} is reserved for "
                                     "cladelog's own records")
     if type_.__class__ is str and type_.startswith("core."):
@@ -109,10 +115,11 @@ def check_reserved(stream: str, type_: str, where: str = "", *, appending: bool 
             raise RuleError("reserved", f"{_at(where, 'type')}: {type_} is written by cladelog "
                                         "itself (plugin enablement follows the deployment "
                                         "file), not appended")
-        if type_ not in CORE_TYPES or stream != PLUGINS_STREAM:
+        if type_ not in CORE_STREAMS.get(stream, ()):
+            allowed = "; ".join(f"{' and '.join(sorted(types))} on stream {name}"
+                                for name, types in CORE_STREAMS.items())
             raise RuleError("reserved", f"{_at(where, 'type')}: {type_} is cladelog's own type: "
-                                        f"only {' and '.join(sorted(CORE_TYPES))}, on stream "
-                                        f"{PLUGINS_STREAM}")
+                                        f"only {allowed}")
 
 
 def check_meta(meta: Any, *, plugin: str, versions: str | Collection[str] | None,

@@ -555,12 +555,24 @@ class PostgresStore(EventStore):
                     ).fetchall()
                     return {s: int(v or 0) for s, v in rows}
 
+                state: list[tree.TreeState | None] = [self._tree_state]
+
                 def write(rows: list[Any]) -> None:
                     with conn.cursor() as cur, cur.copy(
                         f"COPY events ({_COLUMNS}) FROM STDIN"
                     ) as copy:
                         for r in rows:
                             copy.write_row(r)
+                    if self._keep_tree:  # the tree grows with each chunk, in this transaction
+                        before = Head(rows[0][0] - 1, rows[0][9])
+                        nodes, state[0] = tree.extension(
+                            before, (r[8] for r in rows), state[0],
+                            lambda ranges: self._read_ranges(conn, ranges))
+                        try:
+                            self._copy_nodes(conn, nodes)
+                        except (self._psycopg.errors.IntegrityError,
+                                self._psycopg.errors.RaiseException) as exc:
+                            raise tree.damaged(before.position, exc) from None
 
                 head, first, digest = write_chunks(
                     chunks, Head(int(head_row[0]), head_row[1]), lookup, write, clock,
@@ -576,6 +588,8 @@ class PostgresStore(EventStore):
                 sent.append(digest)
                 if self._before_commit is not None:
                     self._before_commit(conn)
+            if self._keep_tree and state[0] is not None:
+                self._tree_state = state[0]
             if self._after_commit is not None:
                 self._after_commit()
         return BatchResult(first, head.position, head)

@@ -427,8 +427,15 @@ class SQLiteStore(EventStore):
                 return {s: db.execute("SELECT MAX(stream_version) FROM events WHERE "
                                       "stream = ?", (s,)).fetchone()[0] or 0 for s in streams}
 
+            state: list[tree.TreeState | None] = [self._tree_state]
+
             def write(rows: list[Any]) -> None:
                 db.executemany(_INSERT, rows)
+                if self._keep_tree:  # the tree grows with each chunk, in the same transaction
+                    before = Head(rows[0][0] - 1, rows[0][9])
+                    nodes, state[0] = tree.extension(before, (r[8] for r in rows), state[0],
+                                                     self.tree_ranges)
+                    self._insert_nodes(nodes, before.position)
 
             head, first, digest = write_chunks(chunks, self._head(), lookup, write, clock,
                                                lead=lead, lead_expected=lead_expected,
@@ -439,6 +446,8 @@ class SQLiteStore(EventStore):
                     "VALUES (?, ?, ?, ?)", (idempotency_key, digest, first, head.position),
                 )
             db.execute("COMMIT")
+            if self._keep_tree and state[0] is not None:
+                self._tree_state = state[0]
             return BatchResult(first, head.position, head)
         except BaseException:
             if db.in_transaction:
