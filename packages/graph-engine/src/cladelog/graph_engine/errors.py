@@ -7,10 +7,14 @@ field path and the problem.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
+    "AuthoringError",
     "ConceptTreeError",
     "ExpressionError",
     "GraphEngineError",
+    "MemoStabilityError",
     "ReplayError",
     "ScenarioError",
     "SessionError",
@@ -44,3 +48,17 @@ class ReplayError(GraphEngineError):
 
 class SessionError(GraphEngineError):
     """A recorded session cannot start, be found, or be written (ids, providers, the log)."""
+
+
+class AuthoringError(GraphEngineError):
+    """Bad input to an authoring module or to the concept-tree validator; the one-line
+    message names the field path. (Defined here, below every module that raises it, and
+    re-exported by :mod:`cladelog.graph_engine.authoring`.)"""
+
+
+class MemoStabilityError(AuthoringError):
+    """A structural change perturbed an incumbent's memo surface; ``diff`` says where."""
+
+    def __init__(self, message: str, diff: Any) -> None:
+        super().__init__(message)
+        self.diff = diff

@@ -1,21 +1,11 @@
-"""Exception types of the authoring modules (all :class:`ValueError` subclasses)."""
+"""Exception types of the authoring modules (all :class:`ValueError` subclasses).
+
+They are defined in :mod:`cladelog.graph_engine.errors`, so that the concept-tree validator,
+which sits below this package, raises the same classes.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..errors import GraphEngineError
+from ..errors import AuthoringError, MemoStabilityError
 
 __all__ = ["AuthoringError", "MemoStabilityError"]
-
-
-class AuthoringError(GraphEngineError):
-    """Bad input to an authoring module; the one-line message names the field path."""
-
-
-class MemoStabilityError(AuthoringError):
-    """A structural change perturbed an incumbent's memo surface; ``diff`` says where."""
-
-    def __init__(self, message: str, diff: Any) -> None:
-        super().__init__(message)
-        self.diff = diff

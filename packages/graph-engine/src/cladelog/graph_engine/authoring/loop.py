@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Callable, Generator, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import attrs
 
@@ -33,9 +33,6 @@ from ..errors import ScenarioError
 from ..jsvalue import truthy
 from ._util import error_text, js_string, resolve_sync
 from .errors import AuthoringError
-
-if TYPE_CHECKING:
-    from ..sessions import Session
 
 __all__ = [
     "AnswerFn",
@@ -53,6 +50,18 @@ __all__ = [
 ]
 
 ERROR_ANSWER: Final = "(error)"
+
+
+class Session(Protocol):
+    """What :func:`synthesize` needs of a recorded session
+    (:class:`cladelog.graph_engine.Session` is one): its engine, and ``settle()`` to record
+    what was written. Named by its shape so that this module does not import the sessions
+    module, which sits above the authoring package."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    def settle(self) -> Any: ...
 
 
 @attrs.frozen
