@@ -76,12 +76,16 @@ _BUILTIN_FACTS: Final = frozenset({"_id", "Node", "Segment", "originNode", "targ
 
 @attrs.frozen
 class Finding:
-    """One finding: the concept, a kind, a one-line message and the reference involved."""
+    """One finding: the concept, a kind, a one-line message, the reference involved (a
+    path, or for ``unparseable`` and ``interface-never-fire`` the expression as written)
+    and, for ``unstratified-cycle``, the cycle's members in the order Tarjan's stack pops
+    them (``concept`` is the first)."""
 
     concept: str
     kind: str
     message: str
     ref: str | None = None
+    cycle: tuple[str, ...] | None = None
 
 
 @attrs.frozen
@@ -142,8 +146,9 @@ class _Validator:
         self.strict = bool(opts.get("strict"))
 
     def add(self, error: bool, concept: str, kind: str, message: str,
-            ref: str | None = None) -> None:
-        (self.errors if error else self.warnings).append(Finding(concept, kind, message, ref))
+            ref: str | None = None, cycle: tuple[str, ...] | None = None) -> None:
+        (self.errors if error else self.warnings).append(
+            Finding(concept, kind, message, ref, cycle))
 
     # ------------------------------------------------------------------ pass 1
 
@@ -231,11 +236,12 @@ class _Validator:
                     self.add(True, label, "prose-dependency",
                              f"{ref!r} reads the prose fact {rk.key!r}; depend on typed facts",
                              ref)
-                if rk.key in collections and not rk.has_member:
-                    self.add(False, label, "aggregating-dependency",
-                             f"{ref!r} reads the whole collection {rk.key!r}; gate on a member "
-                             "such as .length", ref)
-                if known is not None and not is_cross_object(ref) and rk.key not in declared \
+                if rk.key in collections:  # never also an unknown-ref
+                    if not rk.has_member:
+                        self.add(False, label, "aggregating-dependency",
+                                 f"{ref!r} reads the whole collection {rk.key!r}; gate on a "
+                                 "member such as .length", ref)
+                elif known is not None and not is_cross_object(ref) and rk.key not in declared \
                         and rk.key not in self.prose:
                     self.add(self.strict, label, "unknown-ref",
                              f"{ref!r}: no concept produces {rk.key!r} and it is not declared",
@@ -250,7 +256,7 @@ class _Validator:
         try:
             compile_expression(src, f"{label}.{where}")
         except (GraphEngineError, RecursionError) as exc:
-            self.add(True, label, "unparseable", f"{where}: {exc}")
+            self.add(True, label, "unparseable", f"{where}: {exc}", src)
             return
         if not self.opts.get("flag_continuous_gates"):
             return
@@ -294,10 +300,11 @@ class _Validator:
             if len(scc) == 1 and not edges[scc[0]].get(scc[0], False):
                 continue
             if negative:
-                names = [_label(*self.concepts[v]) for v in sorted(scc)]
+                names = tuple(_label(*self.concepts[v]) for v in scc)
                 self.add(False, names[0], "unstratified-cycle",
                          f"negation inside the dependency cycle {' -> '.join(names)}; the "
-                         "result may depend on apply order or flip-flop to the apply cap")
+                         "result may depend on apply order or flip-flop to the apply cap",
+                         cycle=names)
 
     # ------------------------------------------------------------------ pass 4
 
@@ -340,6 +347,8 @@ class _Validator:
                         self.check_gates(label, src, produced)
 
     def check_gates(self, label: str, src: str, produced: Mapping[str, set[str]]) -> None:
+        """``interface-never-fire`` for each ``$k == 'V'`` / ``$k in [...]`` gate of ``src``
+        that asks for a value no producer of ``k`` writes; ``ref`` is ``src`` as written."""
         for _, end, tok in ref_tokens(src):
             ref = tok[1:]
             rk = ref_key_of(ref)
@@ -358,7 +367,7 @@ class _Validator:
                 if value not in produced[rk.key]:
                     self.add(False, label, "interface-never-fire",
                              f"{tok} is gated on {value!r}, which no producer of "
-                             f"{rk.key!r} writes (members: {sorted(produced[rk.key])})", ref)
+                             f"{rk.key!r} writes (members: {sorted(produced[rk.key])})", src)
 
 
 def _negated(src: str, start: int, end: int) -> bool:
@@ -372,7 +381,12 @@ def _negated(src: str, start: int, end: int) -> bool:
 
 
 def _tarjan(edges: list[dict[int, bool]]) -> list[list[int]]:
-    """Strongly connected components (iterative Tarjan)."""
+    """Tarjan's strongly connected components, each listed in the order the stack pops it.
+
+    Vertices are started in index order (tree order) and each vertex's edges are followed
+    in their insertion order, as the recursive algorithm does; this is the iterative form
+    (no recursion limit on deep trees).
+    """
     index: dict[int, int] = {}
     low: dict[int, int] = {}
     on_stack: set[int] = set()
@@ -382,21 +396,22 @@ def _tarjan(edges: list[dict[int, bool]]) -> list[list[int]]:
     for root in range(len(edges)):
         if root in index:
             continue
-        work: list[tuple[int, list[int]]] = [(root, list(edges[root]))]
+        work: list[tuple[int, list[int], int]] = [(root, list(edges[root]), 0)]
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)
         on_stack.add(root)
         while work:
-            v, todo = work[-1]
-            if todo:
-                w = todo.pop()
+            v, todo, at = work[-1]
+            if at < len(todo):
+                work[-1] = (v, todo, at + 1)
+                w = todo[at]
                 if w not in index:
                     index[w] = low[w] = counter
                     counter += 1
                     stack.append(w)
                     on_stack.add(w)
-                    work.append((w, list(edges[w])))
+                    work.append((w, list(edges[w]), 0))
                 elif w in on_stack:
                     low[v] = min(low[v], index[w])
                 continue

@@ -49,17 +49,22 @@ COLLECTION_KEYS: Final = DEFAULT_COLLECTION_KEYS
 @attrs.frozen
 class Issue:
     """One finding: the concept (or ``tree``), a kind, a one-line message and, when the
-    finding is about one reference, that reference path."""
+    finding is about one reference or expression, that reference path or the expression
+    as written; an ``unstratified-cycle`` also names its ``cycle``."""
 
     concept: str
     kind: str
     message: str
     ref: str | None = None
+    cycle: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"concept", "kind", "message", "ref"}``."""
-        return {"concept": self.concept, "kind": self.kind, "message": self.message,
-                "ref": self.ref}
+        """``{"concept", "kind", "message", "ref"}``, plus ``"cycle"`` (a list) when set."""
+        out: dict[str, Any] = {"concept": self.concept, "kind": self.kind,
+                               "message": self.message, "ref": self.ref}
+        if self.cycle is not None:
+            out["cycle"] = list(self.cycle)
+        return out
 
 
 @attrs.frozen
@@ -91,10 +96,11 @@ def _provider_name(value: Any) -> str | None:
     return first if type(first) is str else None
 
 
-def _issue(concept: str, kind: str, message: str, ref: str | None = None) -> Issue:
+def _issue(concept: str, kind: str, message: str, ref: str | None = None,
+           cycle: tuple[str, ...] | None = None) -> Issue:
     prefix = f"{concept}: "
     return Issue(concept, kind, message if message.startswith(prefix) else prefix + message,
-                 ref)
+                 ref, cycle)
 
 
 def _engine_checks(raw: Mapping[str, Any], palette: Collection[str] | None, strict: bool,
@@ -173,8 +179,8 @@ def validate_tree(
             flag_continuous_gates=flag_continuous_gates, collection_keys=collection_keys)
     except RecursionError:  # a loadable tree should never get here
         return ValidationReport((Issue("tree", "load", "tree: nested too deeply"),), ())
-    errors = [_issue(f.concept, f.kind, f.message, f.ref) for f in found.errors]
-    warnings = [_issue(f.concept, f.kind, f.message, f.ref) for f in found.warnings]
+    errors = [_issue(f.concept, f.kind, f.message, f.ref, f.cycle) for f in found.errors]
+    warnings = [_issue(f.concept, f.kind, f.message, f.ref, f.cycle) for f in found.warnings]
     for text in compiled.warnings:
         if "treated as cast" in text:
             continue  # the four-pass validator reports it as engine-marker-name
