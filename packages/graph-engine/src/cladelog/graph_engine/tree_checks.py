@@ -32,8 +32,6 @@ import attrs
 from .errors import AuthoringError, GraphEngineError
 from .expr import compile_expression
 from .refs import (
-    RefKey,
-    each_concept,
     is_cross_object,
     iter_concepts,
     ref_key_of,
@@ -48,12 +46,9 @@ __all__ = [
     "OPTION_ALIASES",
     "ConceptValidationError",
     "Finding",
-    "RefKey",
     "ValidationResult",
-    "each_concept",
-    "ref_key_of",
-    "refs_of",
-    "template_keys",
+    "concept_label",
+    "provider_name",
     "validate_concept_tree",
     "validate_or_throw",
 ]
@@ -119,12 +114,15 @@ def _norm_token(value: Any) -> str:
     return " ".join(str(value).strip().lower().split())
 
 
-def _label(c: Mapping[str, Any], key: str | None) -> str:
+def concept_label(c: Mapping[str, Any], key: str | None) -> str:
+    """How a finding names a concept: ``_name``, else ``_id``, else its key."""
     name = c.get("_name") or c.get("_id") or key
     return str(name) if name is not None else "<root>"
 
 
-def _provider_name(value: Any) -> str | None:
+def provider_name(value: Any) -> str | None:
+    """The provider name of a ``provider`` / ``cleaner`` / ``onCast`` value (a name or
+    ``[name, arg...]``), or None."""
     first = value[0] if isinstance(value, list | tuple) and value else value
     return first if isinstance(first, str) else None
 
@@ -155,7 +153,7 @@ class _Validator:
     def collect(self) -> None:
         for c, key in self.concepts:
             name = c.get("_name")
-            label = _label(c, key)
+            label = concept_label(c, key)
             if isinstance(name, str):
                 self.discrete.add(name)
             self.discrete.update(template_keys(c.get("applyMutations")))
@@ -218,11 +216,11 @@ class _Validator:
         exempt = set(self.opts.get("continuous_exempt") or ())
         declared = self.discrete | set(known or ()) | _BUILTIN_FACTS
         for c, key in self.concepts:
-            label = _label(c, key)
+            label = concept_label(c, key)
             if not c.get("_name"):
                 self.add(True, label, "no-name", "the concept has no _name, so it never "
                          "writes its flag")
-            provider = _provider_name(c.get("provider"))
+            provider = provider_name(c.get("provider"))
             if palette is not None and provider is not None and provider not in palette:
                 self.add(self.strict, label, "provider-not-in-palette",
                          f"provider {provider!r} is not in the palette", provider)
@@ -300,7 +298,7 @@ class _Validator:
             if len(scc) == 1 and not edges[scc[0]].get(scc[0], False):
                 continue
             if negative:
-                names = tuple(_label(*self.concepts[v]) for v in scc)
+                names = tuple(concept_label(*self.concepts[v]) for v in scc)
                 self.add(False, names[0], "unstratified-cycle",
                          f"negation inside the dependency cycle {' -> '.join(names)}; the "
                          "result may depend on apply order or flip-flop to the apply cap",
@@ -312,7 +310,7 @@ class _Validator:
         enums: dict[str, set[str]] = {}
         aliases: dict[tuple[str, str], tuple[str, str]] = {}
         for c, key in self.concepts:
-            label = _label(c, key)
+            label = concept_label(c, key)
             for fact, spec in _fact_specs(c).items():
                 if not isinstance(spec, Mapping) or not isinstance(spec.get("enum"), list):
                     continue
@@ -340,7 +338,7 @@ class _Validator:
                         if key in produced and isinstance(v, str | int | float | bool):
                             produced[key].add(str(v))
         for c, key in self.concepts:
-            label = _label(c, key)
+            label = concept_label(c, key)
             for field in ("ensure", "assert"):
                 for src in _as_list(c.get(field)):
                     if isinstance(src, str):

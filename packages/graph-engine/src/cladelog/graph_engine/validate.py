@@ -37,7 +37,12 @@ from .canon import compile_fact_schema
 from .errors import GraphEngineError
 from .refs import iter_concepts
 from .tree import PROVIDER_NAME, build_tree
-from .tree_checks import DEFAULT_COLLECTION_KEYS, validate_concept_tree
+from .tree_checks import (
+    DEFAULT_COLLECTION_KEYS,
+    concept_label,
+    provider_name,
+    validate_concept_tree,
+)
 
 __all__ = ["COLLECTION_KEYS", "Issue", "ValidationReport", "registry_issues", "validate_tree"]
 
@@ -85,17 +90,6 @@ class ValidationReport:
                 "warnings": [i.to_json() for i in self.warnings]}
 
 
-def _label(schema: Mapping[str, Any], key: str | None) -> str:
-    # the four-pass validator's naming of a concept, so that both halves agree
-    name = schema.get("_name") or schema.get("_id") or key
-    return str(name) if name is not None else "<root>"
-
-
-def _provider_name(value: Any) -> str | None:
-    first = value[0] if type(value) is list and value else value
-    return first if type(first) is str else None
-
-
 def _issue(concept: str, kind: str, message: str, ref: str | None = None,
            cycle: tuple[str, ...] | None = None) -> Issue:
     prefix = f"{concept}: "
@@ -108,15 +102,15 @@ def _engine_checks(raw: Mapping[str, Any], palette: Collection[str] | None, stri
                    warnings: list[Issue]) -> None:
     """Pass 2 of the module docstring: what the four-pass validator does not look at."""
     for schema, key in iter_concepts(raw):
-        label = _label(schema, key)
+        label = concept_label(schema, key)
         for role in _ROLES:
-            pname = _provider_name(schema.get(role))
+            pname = provider_name(schema.get(role))
             if pname is not None and not PROVIDER_NAME.fullmatch(pname):
                 errors.append(_issue(label, "provider-name", f"{role} {pname!r} is not a "
                                      f"provider name 'Ns::fn'", pname))
         if palette is not None:
             for role in ("cleaner", "onCast"):
-                pname = _provider_name(schema.get(role))
+                pname = provider_name(schema.get(role))
                 if pname is not None and pname not in palette:
                     issue = _issue(label, "provider-not-in-palette",
                                    f"{role} {pname!r} is not in the palette", pname)
@@ -137,9 +131,9 @@ def registry_issues(raw: Any, registered: Collection[str]) -> list[Issue]:
     known = set(registered)
     out: list[Issue] = []
     for schema, key in iter_concepts(raw):
-        label = _label(schema, key)
+        label = concept_label(schema, key)
         for role in _ROLES:
-            pname = _provider_name(schema.get(role))
+            pname = provider_name(schema.get(role))
             if pname is not None and PROVIDER_NAME.fullmatch(pname) and pname not in known:
                 out.append(_issue(label, "provider-not-registered",
                                   f"{role} {pname!r} is not registered by an enabled plugin"
