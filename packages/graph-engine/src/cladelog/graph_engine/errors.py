@@ -7,14 +7,11 @@ field path and the problem.
 
 from __future__ import annotations
 
-from typing import Any
-
 __all__ = [
     "AuthoringError",
     "ConceptTreeError",
     "ExpressionError",
     "GraphEngineError",
-    "MemoStabilityError",
     "ReplayError",
     "ScenarioError",
     "SessionError",
@@ -54,11 +51,3 @@ class AuthoringError(GraphEngineError):
     """Bad input to an authoring module or to the concept-tree validator; the one-line
     message names the field path. (Defined here, below every module that raises it, and
     re-exported by :mod:`cladelog.graph_engine.authoring`.)"""
-
-
-class MemoStabilityError(AuthoringError):
-    """A structural change perturbed an incumbent's memo surface; ``diff`` says where."""
-
-    def __init__(self, message: str, diff: Any) -> None:
-        super().__init__(message)
-        self.diff = diff

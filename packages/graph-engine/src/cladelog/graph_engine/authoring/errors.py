@@ -1,11 +1,20 @@
-"""Exception types of the authoring modules (all :class:`ValueError` subclasses).
-
-They are defined in :mod:`cladelog.graph_engine.errors`, so that the concept-tree validator,
-which sits below this package, raises the same classes.
-"""
+"""Exception types of the authoring modules (all :class:`ValueError` subclasses)."""
 
 from __future__ import annotations
 
-from ..errors import AuthoringError, MemoStabilityError
+from typing import Any
+
+from ..errors import AuthoringError
 
 __all__ = ["AuthoringError", "MemoStabilityError"]
+
+
+# AuthoringError is defined in ..errors, below the concept-tree validator that raises it.
+
+
+class MemoStabilityError(AuthoringError):
+    """A structural change perturbed an incumbent's memo surface; ``diff`` says where."""
+
+    def __init__(self, message: str, diff: Any) -> None:
+        super().__init__(message)
+        self.diff = diff
