@@ -4,10 +4,10 @@
 cache ``version`` and either a key function's result or, by default, the concept's *memo
 surface*: the values of its require items and of the references its ensure/assert
 expressions read (:func:`cladelog.graph_engine.refs.memo_surface`: a ``'$x'`` string
-literal is not a reference). cladelog resolves
-those paths **following their hops** (Q13): ``owner:level`` reads ``level`` on the owner
-object. A cross-object path that resolves to nothing bypasses the cache, and so does an
-empty surface, a truthy ``explore`` fact, or a key function that returns None or raises.
+literal is not a reference). cladelog resolves those paths **following their hops**
+(Q13): ``owner:level`` reads ``level`` on the owner object. A cross-object path that
+resolves to nothing bypasses the cache, and so does an empty surface, a truthy ``explore``
+fact, or a key function that returns None or raises.
 
 A hit hands a deep copy of the stored template to the engine without calling the provider.
 A miss runs the provider; concurrent misses on one key (async providers) wait for the first
