@@ -64,6 +64,7 @@ _BUILTIN_TEMPLATE_KEYS: Final = frozenset(
     {"_parent", "_id", "_name", "_incoming", "_outgoing", "originNode", "targetNode"}
 )
 _MAX_DEPTH: Final = 64
+_EXPRESSION_REFS: dict[str, tuple[str, ...]] = {}
 
 
 def _as_list(field: Any) -> list[Any]:
@@ -155,8 +156,19 @@ def refs_of(field: Any, is_expr: bool) -> list[str]:
         if not is_expr:
             out.append(item)
             continue
-        out.extend(tok[1:] for _, _, tok in ref_tokens(item))
+        out.extend(_expression_refs(item))
     return out
+
+
+def _expression_refs(source: str) -> tuple[str, ...]:
+    """The reference paths of one expression, remembered per source text (the provider
+    cache asks for a concept's surface on every call)."""
+    found = _EXPRESSION_REFS.get(source)
+    if found is None:
+        found = tuple(tok[1:] for _, _, tok in ref_tokens(source))
+        if len(_EXPRESSION_REFS) < 10_000:
+            _EXPRESSION_REFS[source] = found
+    return found
 
 
 def schema_refs(schema: Mapping[str, Any]) -> list[tuple[str, bool]]:
