@@ -61,7 +61,39 @@ def test_strings_and_ids() -> None:
     assert snap({"type": "string"}, "  Two   Words ") == ("Two Words", False, False)
     assert snap({}, "  Keep  Case ") == ("Keep Case", False, False)
     assert snap({"type": "id"}, "  id  7 ") == ("id  7", False, False)  # trimmed only
-    assert snap({"type": "id", "default": "none"}, "   ") == ("none", True, False)
+    assert snap({"type": "id", "default": "none"}, "   ") == ("none", False, False)
+
+
+@pytest.mark.parametrize("spec", [{"type": "id"}, {"type": "string"}, {}])
+def test_a_missing_id_or_string_is_not_a_miss(spec: dict[str, Any]) -> None:
+    # SPEC §1.12: id, string and untyped facts give the default or null, never a miss
+    for raw in (None, "", "  "):
+        assert snap(spec, raw) == (None, False, False)
+        assert snap({**spec, "default": "d"}, raw) == ("d", False, False)
+    # canon_value takes a raw spec too
+    assert canon_value(None, spec) == (None, False, False)
+
+
+@pytest.mark.parametrize("spec", [{"type": "int"}, {"type": "number"}, {"type": "bool"},
+                                  {"grain": 5}, {"enum": ["a"]}])
+def test_a_missing_typed_value_is_a_miss(spec: dict[str, Any]) -> None:
+    assert snap(spec, None) == (None, True, False)
+    assert canon_value(None, spec) == (None, True, False)
+
+
+def test_canon_facts_misses_only_the_typed_keys() -> None:
+    schema = {"s": {"type": "string"}, "u": {}, "i": {"type": "id", "default": "x"},
+              "n": {"type": "int"}, "b": {"type": "bool"}, "e": {"enum": ["a"]},
+              "g": {"grain": 1}, "m": {"type": "number"}}
+    got = canon_facts({}, schema)
+    assert got.facts == {"s": None, "u": None, "i": "x", "n": None, "b": None, "e": None,
+                         "g": None, "m": None}
+    assert got.misses == ["n", "b", "e", "g", "m"]
+
+
+def test_canon_value_names_a_bad_raw_spec() -> None:
+    with pytest.raises(GraphEngineError, match=r"^spec\.type: must be one of"):
+        canon_value("x", {"type": "date"})
 
 
 def test_enum_and_synonyms() -> None:
@@ -93,8 +125,8 @@ def test_canon_facts_has_every_key() -> None:
               "score": {"grain": 5, "from": "rawScore"}, "tag": {"type": "id"}}
     got = canon_facts({"severity": "Urgent", "rawScore": "12", "score": 99}, schema)
     assert got.facts == {"severity": "high", "score": 10, "tag": None}  # 12/5=2.4 -> 2 -> 10
-    assert got.misses == ["tag"] and got.synonyms == {"severity": "urgent"}
-    assert canon_facts("not an object", schema).misses == ["severity", "score", "tag"]
+    assert got.misses == [] and got.synonyms == {"severity": "urgent"}  # an id never misses
+    assert canon_facts("not an object", schema).misses == ["severity", "score"]
 
 
 def test_digest_covers_whole_values() -> None:

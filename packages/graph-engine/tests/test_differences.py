@@ -251,3 +251,22 @@ def test_22_external_refs_rejected_at_runtime_too() -> None:
     calls.emit("P::ext", **{"$$doc": "db:1"})
     eng = make(tree(concept("E", provider="P::ext")), free({"_id": "o"}), calls)
     assert "external references" in facts(eng, "o")["divergent"][0]["message"]
+
+
+def test_q23_a_member_inside_a_reference_token_reads_own_data_only() -> None:
+    from cladelog.graph_engine import UNDEFINED, ConceptTreeError, validate_tree
+
+    # the reference reaches the JavaScript built-in (a function), so `== null` is false
+    # there; cladelog reads the object's own data: undefined, and the concept casts
+    t = tree(concept("Q", require=["pos"], ensure=["$pos.constructor == null"]))
+    eng = make(t, free({"_id": "o", "pos": {"x": 1}}, {"_id": "p", "pos": 3},
+                       {"_id": "own", "pos": {"constructor": 7}}))
+    assert eng.evaluate("$pos.constructor", "o") is UNDEFINED
+    assert eng.evaluate("$pos.constructor", "own") == 7  # the object's own key
+    assert eng.cast_state() == {"o": ["Q"], "p": ["Q"]}
+    # outside a reference token a blocked property is still refused at load ...
+    for text in ("($pos).constructor", "$pos['constructor']"):
+        with pytest.raises(ConceptTreeError, match="blocked"):
+            build_tree(tree(concept("B", ensure=[text])))
+    # ... and the validator's blocked-prop reads the text, as the reference's does
+    assert [i.kind for i in validate_tree(t).errors] == ["blocked-prop"]

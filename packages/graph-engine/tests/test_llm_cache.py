@@ -63,6 +63,29 @@ def test_the_reference_cache_story() -> None:
     assert out["final"]["t2"]["ClassifyFactsDigest"] == digest_high
 
 
+def test_a_reply_without_its_string_facts_is_cached() -> None:
+    # SPEC §1.12: an absent string or id fact is null without a miss, so no CanonMiss is
+    # written and the provider cache stores the reply: the second object does not ask
+    c = concept("C", require=["text"], provider="LLM::complete",
+                prompt={"user": "${text}", "facts": {"sev": {"enum": ["high", "low"]},
+                                                     "note": {"type": "string"},
+                                                     "ref": {"type": "id"}, "any": {}}})
+    out = run_scenario({
+        "conceptTree": tree(c),
+        "seed": {"freeNodes": [{"_id": "o1", "text": "q"}, {"_id": "o2", "text": "q"}]},
+        "providers": {"LLM::complete": {"kind": "llm", "cache": True,
+                                        "replies": {"q": {"sev": "HIGH"}}}},
+    })
+    for oid in ("o1", "o2"):
+        facts = out["final"][oid]
+        assert "CCanonMiss" not in facts
+        assert (facts["sev"], facts["note"], facts["ref"], facts["any"]) == (
+            "high", None, None, None)
+    assert out["providerCalls"] == {"LLM::complete": 1}
+    stats = out["cacheStats"]
+    assert (stats["misses"], stats["stores"], stats["hits"]) == (1, 1, 1)
+
+
 def test_without_cache_every_derivation_asks_the_model() -> None:
     data = classify_scenario()
     del data["providers"]["LLM::complete"]["cache"]

@@ -67,10 +67,14 @@ def found(report: Any) -> tuple[Found, Found]:
 
 
 def test_stratification_pass_negative_cycle() -> None:
-    # A reads B under "!", B requires A: a cycle A -> B -> A with a negative edge
+    # A reads B under "!", B requires A: a cycle A -> B -> A with a negative edge. Tarjan
+    # starts at A (tree order), pushes A then B; the component pops B first (SPEC §1.14)
     report = validate_tree(tree(concept("A", ensure=["!$B"]), concept("B", require=["A"])))
-    assert found(report) == ([], [("A", "unstratified-cycle", None)])
-    assert "A -> B" in report.warnings[0].message
+    assert found(report) == ([], [("B", "unstratified-cycle", None)])
+    assert report.warnings[0].cycle == ("B", "A")
+    assert "B -> A" in report.warnings[0].message
+    assert report.to_json()["warnings"][0]["cycle"] == ["B", "A"]
+    assert "cycle" not in validate_tree(tree(concept("N", provider="x"))).to_json()["errors"][0]
     # the same cycle without negation is stratified: nothing to report
     assert found(validate_tree(tree(concept("A", ensure=["$B"]),
                                     concept("B", require=["A"])))) == ([], [])
@@ -82,7 +86,8 @@ def test_interface_pass_gate_no_producer_can_satisfy() -> None:
     never = concept("D", require=["sev"], ensure=["$sev == 'medium'"])
     fine = concept("E", require=["sev"], ensure=["$sev == 'high'"])
     report = validate_tree(tree(llm, never, fine))
-    assert found(report) == ([], [("D", "interface-never-fire", "sev")])
+    # the ref is the whole gate expression as written (SPEC §1.14), not the key
+    assert found(report) == ([], [("D", "interface-never-fire", "$sev == 'medium'")])
 
 
 def test_interface_pass_one_alias_two_meanings() -> None:
@@ -103,6 +108,22 @@ def test_unknown_refs_and_continuous_gates_are_opt_in() -> None:
     strict = validate_tree(tree(concept("E", require=["x", "y"])), known_facts=["x"],
                            strict=True)
     assert found(strict) == ([("E", "unknown-ref", "y")], [])
+
+
+def test_unparseable_names_the_expression_as_written() -> None:
+    # the loader refuses the tree first; the four-pass validator on its own names the text
+    from cladelog.graph_engine.authoring import validate_concept_tree
+
+    result = validate_concept_tree(tree(concept("P", ensure=["$ok", " $x + "])))
+    assert [(f.kind, f.ref) for f in result.errors] == [("unparseable", " $x + ")]
+
+
+def test_a_collection_key_is_never_also_an_unknown_ref() -> None:
+    t = tree(concept("R", require=["expandedInto", "ghost"],
+                     ensure=["$answeredBy.length == $expandedInto.length"]))
+    report = validate_tree(t, known_facts=["R"])
+    assert found(report) == ([], [("R", "aggregating-dependency", "expandedInto"),
+                                  ("R", "unknown-ref", "ghost")])
 
 
 def test_blocked_property_is_an_error() -> None:

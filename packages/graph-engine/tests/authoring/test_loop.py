@@ -79,6 +79,24 @@ def test_replay_rebuilds_every_segment_with_zero_content_calls(
     assert replayed.cast_state() == eng.cast_state()
 
 
+def test_known_limit_a_changed_leaf_answer_is_not_rolled_up_again(
+        split_content: Any, loop_seed: dict[str, Any]) -> None:
+    # the seed's KNOWN LIMIT (documented in docs/authoring.md): Rollup is reactive on
+    # completion (answeredBy.length == expandedInto.length), not on a leaf's answer content;
+    # a leaf whose answer changes later is not re-rolled into its parent
+    content = split_content({"R": ["A", "B"]})
+    eng = Engine(reactive_loop_concept_tree(), seed=loop_seed, providers=make_decompose_providers(
+        content.eval_fn, content.expand_fn, content.answer_fn, content.rollup_fn))
+    eng.settle()
+    assert eng.get("root")["answer"] == "R[ans(A),ans(B)]"  # type: ignore[index]
+    rollups = content.calls["rollup"]
+    eng.mutate({"$$_id": "root_s0", "answer": "changed"})
+    eng.settle()
+    assert eng.get("root_s0")["answer"] == "changed"  # type: ignore[index]
+    assert eng.get("root")["answer"] == "R[ans(A),ans(B)]"  # type: ignore[index]
+    assert content.calls["rollup"] == rollups
+
+
 def test_synthesize_replays_too(split_content: Any, loop_seed: dict[str, Any],
                                 sink_of: Any) -> None:
     content = split_content({"R": ["A", "B"]})
@@ -242,8 +260,22 @@ def test_synthesize_rollup_error_and_bad_input(loop_seed: dict[str, Any]) -> Non
     assert synthesize(eng, "missing") is None
     with pytest.raises(AuthoringError, match="root_id: must be a string"):
         synthesize(eng, 3)  # type: ignore[arg-type]
-    with pytest.raises(AuthoringError, match="max_branch: must be an integer >= 1"):
-        make_decompose_providers(max_branch=0)
+    with pytest.raises(AuthoringError, match="max_branch: must be an integer >= 0"):
+        make_decompose_providers(max_branch=-1)
+
+
+def test_max_branch_zero_means_the_default_four(loop_seed: dict[str, Any]) -> None:
+    # the reference reads `opts.maxBranch || 4`: 0 is the default 4, not "no steps"
+    def expand_fn(seg: Any) -> list[Any]:
+        return ["a", "b", "c", "d", "e"]
+
+    for max_branch in (0, 4):
+        eng = Engine(loop_concept_tree(), seed=loop_seed, providers=make_decompose_providers(
+            lambda seg: seg.id != "root", expand_fn, lambda seg: seg.id,
+            max_branch=max_branch))
+        eng.settle()
+        assert eng.get("root")["expandedInto"] == [  # type: ignore[index]
+            "root_s0", "root_s1", "root_s2", "root_s3"], max_branch
 
 
 def test_synthesize_rejects_a_cycle() -> None:

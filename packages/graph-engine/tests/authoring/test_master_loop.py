@@ -185,6 +185,28 @@ def test_forge_signals_reach_the_mount() -> None:
     assert loop.solve(P1).regime == "frozen"
 
 
+def test_the_default_signature_is_the_problem_as_structure() -> None:
+    # the seed's createMasterLoop: signature defaults to p -> {structure: p, content: {}}
+    records: list[tuple[str, dict[str, Any]]] = []
+    forged: list[Any] = []
+
+    def forge(problem: Any, ctx: Any) -> Forged:
+        forged.append((problem, ctx.signature))
+        return Forged({"for": problem["op"]}, 5)
+
+    loop = MasterLoop(forge=forge, sink=lambda k, d: records.append((k, d)))
+    problem = {"op": "sum", "n": 2}
+    assert loop.solve(problem).arm == "forge"
+    assert loop.solve({"n": 2, "op": "sum"}).arm == "match"  # the same structure, any order
+    assert loop.solve({"op": "sum", "n": 3}).arm == "forge"  # another structure: no recall
+    assert forged[0] == (problem, {"structure": problem, "content": {}})
+    solved = [d for k, d in records if k == SOLVED]
+    assert solved[0]["signature"] == {"structure": problem, "content": {}}
+    assert solved[0]["key"] == loop.key_of({"structure": problem})
+    with pytest.raises(AuthoringError, match="forge: is required"):
+        MasterLoop()
+
+
 def test_async_forge_and_bad_input() -> None:
     async def forge(problem: Any, ctx: Any) -> Any:
         await asyncio.sleep(0)

@@ -64,7 +64,7 @@ def test_controller_decide_deopt_widen_and_budgets() -> None:
     assert m.record_deopt("x") == 1 and m.regime_of("x") == "frozen"
     assert m.deopt_budget("x") == 2
     assert m.record_widen("x") == WidenResult("instance", 1, "frozen")
-    assert m.record_widen("x") == WidenResult("instance", 2, None)
+    assert m.record_widen("x") == WidenResult("instance", 2, "instance")
     assert m.widen_budget("x") == 3
     assert m.record_deopt("x") == 2
     assert m.record_deopt("x") == 3 and m.regime_of("x") == "escalate"
@@ -81,7 +81,23 @@ def test_controller_decide_deopt_widen_and_budgets() -> None:
 def test_widen_cap_escalates() -> None:
     m = MountController(MountThresholds(widen_cap=2))
     assert m.record_widen("y").regime == "instance"
-    assert m.record_widen("y") == WidenResult("escalate", 2, None)
+    assert m.record_widen("y") == WidenResult("escalate", 2, "instance")
+
+
+@pytest.mark.parametrize("before", ["frozen", "inline", "instance", "escalate"])
+def test_record_widen_names_the_regime_it_demoted_from(before: str) -> None:
+    # SPEC §1.14: demotedFrom is the regime held before this widen, whatever it was
+    records: list[tuple[str, dict[str, Any]]] = []
+    m = MountController(sink=lambda k, d: records.append((k, d)))
+    m.restore("x", MountState(before, 0, 0))
+    got = m.record_widen("x")
+    assert got.demoted_from == before
+    assert got.regime == ("instance" if before == "frozen" else before)
+    assert records[-1][0] == "mount.widened" and records[-1][1]["demotedFrom"] == before
+
+
+def test_record_widen_of_an_unseen_id_demotes_from_instance() -> None:
+    assert MountController().record_widen("new") == WidenResult("instance", 1, "instance")
 
 
 def _sig(op: str, **content: Any) -> dict[str, Any]:

@@ -80,6 +80,7 @@ def test_per_concept_checks() -> None:
     assert kinds(result.warnings) == [
         ("Agg", "aggregating-dependency"), ("Other", "provider-not-in-palette")]
     assert result.warnings[0].ref == "expandedInto"
+    assert result.errors[3].ref == "$x +"  # unparseable: the expression as written
     strict = validate_concept_tree(t, palette=["LLM::complete"], strict=True)
     assert ("Other", "provider-not-in-palette") in kinds(strict.errors)
     with pytest.raises(ConceptValidationError, match=r"^UseProse: prose-dependency: "):
@@ -98,6 +99,17 @@ def test_unknown_refs_and_marker_names() -> None:
     assert kinds(validate_concept_tree(t, known_facts=["seen", "x"], strict=True).errors) == [
         ("A", "unknown-ref")]
     assert validate_concept_tree(t).warnings == result.warnings[:1]  # opt-in only
+
+
+def test_a_collection_key_is_reported_once() -> None:
+    # aggregating-dependency covers collection keys: never also unknown-ref, bare or not
+    t = tree(c("Roll", require=["expandedInto"],
+               ensure=["$answeredBy.length == $steps.length && $children"]))
+    result = validate_concept_tree(t, known_facts=[])
+    assert [(f.kind, f.ref) for f in result.warnings] == [
+        ("aggregating-dependency", "expandedInto"), ("aggregating-dependency", "children")]
+    strict = validate_concept_tree(t, known_facts=[], strict=True)
+    assert strict.errors == ()
 
 
 def test_continuous_gates_are_opt_in() -> None:
@@ -130,10 +142,30 @@ def test_stratification() -> None:
         c("I", require=["J"]), c("J", ensure=["false == $I"]),
     )
     result = validate_concept_tree(t)
-    found = sorted(f.message.split("cycle ")[1].split(";")[0] for f in result.warnings)
-    assert found == ["A -> B", "E", "G -> H", "I -> J"]
+    # Tarjan from each concept in tree order: a component pops deepest first (its concept)
+    assert [(f.concept, f.cycle) for f in result.warnings] == [
+        ("B", ("B", "A")), ("E", ("E",)), ("H", ("H", "G")), ("J", ("J", "I"))]
+    assert [f.message.split("cycle ")[1].split(";")[0] for f in result.warnings] == [
+        "B -> A", "E", "H -> G", "J -> I"]
     assert {f.kind for f in result.warnings} == {"unstratified-cycle"}
     assert validate_concept_tree(t, skip_stratification=True).warnings == ()
+
+
+def test_unstratified_cycle_lists_tarjans_pop_order() -> None:
+    # A reads B then C (edges followed in that order); B negates A, C requires A. From A:
+    # push A, B (B -> A closes), then C (C -> A closes); A is the root: pop C, B, A.
+    t = tree(c("A", require=["B", "C"]), c("B", ensure=["!$A"]), c("C", require=["A"]))
+    [finding] = validate_concept_tree(t).warnings
+    assert (finding.kind, finding.concept, finding.cycle) == (
+        "unstratified-cycle", "C", ("C", "B", "A"))
+    # a longer chain: A -> B -> C -> (not A); the stack pops C, B, A
+    chain = tree(c("A", require=["B"]), c("B", require=["C"]), c("C", ensure=["!$A"]))
+    [finding] = validate_concept_tree(chain).warnings
+    assert (finding.concept, finding.cycle) == ("C", ("C", "B", "A"))
+    # started from a concept outside the cycle, the cycle is still found (tree order)
+    outside = tree(c("Z", require=["B"]), c("A", require=["B"]), c("B", ensure=["!$A"]))
+    [finding] = validate_concept_tree(outside).warnings
+    assert (finding.concept, finding.cycle) == ("A", ("A", "B"))
 
 
 def test_interface_coherence() -> None:
@@ -149,8 +181,10 @@ def test_interface_coherence() -> None:
     )
     result = validate_concept_tree(t, palette=None)
     assert kinds(result.errors) == [("Cls2", "synonym-intent-collision")]
+    # the ref is the whole gate expression as written, not the key
     assert [(f.concept, f.kind, f.ref) for f in result.warnings] == [
-        ("Never", "interface-never-fire", "sev"), ("Never", "interface-never-fire", "sev")]
+        ("Never", "interface-never-fire", "$sev === 'urgent'"),
+        ("Never", "interface-never-fire", "$sev in ['low', 'gone']")]
     assert "'urgent'" in result.warnings[0].message and "'gone'" in result.warnings[1].message
     assert validate_concept_tree(t, skip_interface_coherence=True).errors == ()
 

@@ -10,6 +10,11 @@ a spec:
 - ``{"type": "int" | "number" | "bool" | "id" | "string"}`` (no type: ``string``);
 - ``"from": "rawKey"`` reads another key of the raw reply; ``"default"`` replaces a miss.
 
+A miss is counted only for ``enum``, ``grain``, ``int``, ``number`` and ``bool``: an
+``id`` or ``string`` fact (or one with no type) whose raw value is absent, null or blank
+gives its default (or null) and is not a miss, so it writes no ``<name>CanonMiss`` and a
+provider cache may store the reply.
+
 :func:`digest` is the facts digest. cladelog covers whole values (Q12): it is the hex
 SHA-256 of the RFC 8785 canonical JSON, so nested changes change the digest.
 """
@@ -42,6 +47,7 @@ _TYPES: Final = frozenset({"int", "number", "bool", "id", "string"})
 _TRUE: Final = frozenset({"true", "1", "yes", "y"})
 _FALSE: Final = frozenset({"false", "0", "no", "n", ""})
 _MISSING: Final = object()
+_NEVER_MISS: Final = frozenset({"id", "string"})  # SPEC §1.12: default or null, no miss
 
 
 def norm_token(value: Any) -> str:
@@ -118,31 +124,28 @@ def compile_fact_schema(schema: Any, where: str = "prompt.facts") -> dict[str, F
     """Check and compile a fact schema; raise :class:`GraphEngineError` naming the path."""
     if type(schema) is not dict:
         raise GraphEngineError(f"{where}: must be an object")
-    out: dict[str, FactSpec] = {}
-    for key, spec in schema.items():
-        path = f"{where}.{key}"
-        if type(spec) is not dict:
-            raise GraphEngineError(f"{path}: must be an object")
-        source = spec.get("from", key)
-        if type(source) is not str:
-            raise GraphEngineError(f"{path}.from: must be a string")
-        default = spec.get("default")
-        if "enum" in spec:
-            out[key] = FactSpec(key, "enum", source, default,
-                                lookup=_compile_enum(key, spec, path))
-        elif "grain" in spec:
-            grain = spec["grain"]
-            if type(grain) not in (int, float) or not math.isfinite(grain) or grain <= 0:
-                raise GraphEngineError(f"{path}.grain: must be a positive number, got {grain!r}")
-            out[key] = FactSpec(key, "grain", source, default, grain=float(grain),
-                                decimals=_decimals(grain))
-        else:
-            kind = spec.get("type", "string")
-            if kind not in _TYPES:
-                raise GraphEngineError(f"{path}.type: must be one of {sorted(_TYPES)}, "
-                                       f"got {kind!r}")
-            out[key] = FactSpec(key, kind, source, default)
-    return out
+    return {key: _compile_spec(key, spec, f"{where}.{key}") for key, spec in schema.items()}
+
+
+def _compile_spec(key: str, spec: Any, path: str) -> FactSpec:
+    if type(spec) is not dict:
+        raise GraphEngineError(f"{path}: must be an object")
+    source = spec.get("from", key)
+    if type(source) is not str:
+        raise GraphEngineError(f"{path}.from: must be a string")
+    default = spec.get("default")
+    if "enum" in spec:
+        return FactSpec(key, "enum", source, default, lookup=_compile_enum(key, spec, path))
+    if "grain" in spec:
+        grain = spec["grain"]
+        if type(grain) not in (int, float) or not math.isfinite(grain) or grain <= 0:
+            raise GraphEngineError(f"{path}.grain: must be a positive number, got {grain!r}")
+        return FactSpec(key, "grain", source, default, grain=float(grain),
+                        decimals=_decimals(grain))
+    kind = spec.get("type", "string")
+    if kind not in _TYPES:
+        raise GraphEngineError(f"{path}.type: must be one of {sorted(_TYPES)}, got {kind!r}")
+    return FactSpec(key, kind, source, default)
 
 
 def _number(raw: Any) -> float | int | None:
@@ -160,11 +163,19 @@ def _integral(x: float | int) -> float | int:
     return x
 
 
-def canon_value(raw: Any, spec: FactSpec) -> tuple[Any, bool, bool]:
-    """Snap one raw value: ``(value, missed, via_synonym)``; a miss gives the default."""
-    if raw is _MISSING or raw is UNDEFINED or raw is None:
-        return spec.default, True, False
+def canon_value(raw: Any, spec: FactSpec | Mapping[str, Any]) -> tuple[Any, bool, bool]:
+    """Snap one raw value: ``(value, missed, via_synonym)``; a miss gives the default.
+
+    ``spec`` is compiled (a :class:`FactSpec`) or one raw spec (``{"type": "id"}``; a bad
+    one raises :class:`GraphEngineError` naming ``spec``). Only ``enum``, ``grain``,
+    ``int``, ``number`` and ``bool`` miss; ``id`` and ``string`` give the default (or null)
+    for an absent, null or blank value without a miss (SPEC §1.12).
+    """
+    if not isinstance(spec, FactSpec):
+        spec = _compile_spec("value", spec, "spec")
     kind = spec.kind
+    if raw is _MISSING or raw is UNDEFINED or raw is None:
+        return spec.default, kind not in _NEVER_MISS, False
     if kind == "enum":
         hit = spec.lookup.get(norm_token(raw))
         if hit is None:
@@ -183,7 +194,7 @@ def canon_value(raw: Any, spec: FactSpec) -> tuple[Any, bool, bool]:
         text = to_string(raw).strip()
         if kind == "string":
             text = _WS.sub(" ", text)
-        return (text, False, False) if text else (spec.default, True, False)
+        return (text, False, False) if text else (spec.default, False, False)
     n = _number(raw)
     if n is None:
         return spec.default, True, False

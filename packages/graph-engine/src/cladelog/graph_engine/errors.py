@@ -11,6 +11,7 @@ from __future__ import annotations
 from cladelog.core import InputError
 
 __all__ = [
+    "AuthoringError",
     "ConceptTreeError",
     "ExpressionError",
     "GraphEngineError",
@@ -47,3 +48,9 @@ class ReplayError(GraphEngineError):
 
 class SessionError(GraphEngineError):
     """A recorded session cannot start, be found, or be written (ids, providers, the log)."""
+
+
+class AuthoringError(GraphEngineError):
+    """Bad input to an authoring module or to the concept-tree validator; the one-line
+    message names the field path. (Defined here, below every module that raises it, and
+    re-exported by :mod:`cladelog.graph_engine.authoring`.)"""

@@ -46,6 +46,7 @@ from .jsvalue import (
     to_uint32,
     truthy,
 )
+from .refs import REF_TOKEN_RE, lex
 
 __all__ = [
     "BLOCKED_PROPERTIES",
@@ -62,17 +63,6 @@ __all__ = [
 MAX_SOURCE: Final = 16_384
 MAX_DEPTH: Final = 120
 BLOCKED_PROPERTIES: Final = frozenset({"constructor", "__proto__", "prototype"})
-REF_TOKEN_RE: Final = re.compile(r"\$\$?[A-Za-z_][\w.:$]*", re.ASCII)
-
-_IDENT_RE: Final = re.compile(r"[A-Za-z_$][\w$]*", re.ASCII)
-_NUMBER_RE: Final = re.compile(
-    r"0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII
-)
-_PUNCT: Final = (
-    ">>>", "===", "!==", "**", "==", "!=", "<=", ">=", "&&", "||", "<<", ">>",
-    "+", "-", "*", "/", "%", "<", ">", "!", "~", "&", "|", "^",
-    "?", ":", ",", ".", "(", ")", "[", "]", "{", "}",
-)
 _BINARY_PREC: Final = {
     "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5,
     "==": 6, "!=": 6, "===": 6, "!==": 6,
@@ -91,47 +81,29 @@ class JSRuntimeError(Exception):
 
 
 def _tokenize(src: str) -> list[tuple[str, Any, int]]:
-    """Split ``src`` into ``(kind, value, position)`` tokens; kinds: num str ref id op."""
+    """Split ``src`` into ``(kind, value, position)`` tokens; kinds: num str ref id op.
+
+    The lexemes come from :func:`cladelog.graph_engine.refs.lex`, the one owner of where a
+    reference token starts; this gives them their values and rejects the faults.
+    """
     tokens: list[tuple[str, Any, int]] = []
-    i = 0
-    n = len(src)
-    while i < n:
-        ch = src[i]
-        if ch.isspace():
-            i += 1
-            continue
-        if ch == "$":
-            m = REF_TOKEN_RE.match(src, i)
-            if m is not None:
-                tokens.append(("ref", m.group(0)[1:], i))
-                i = m.end()
-                continue
-        if ch.isdigit() or (ch == "." and i + 1 < n and src[i + 1].isdigit()):
-            m = _NUMBER_RE.match(src, i)
-            if m is None:  # pragma: no cover - guarded by the test above
-                raise ExpressionError(f"bad number at {i}")
-            text = m.group(0)
+    for kind, start, end in lex(src):
+        if kind == "ref":
+            tokens.append(("ref", src[start + 1 : end], start))
+        elif kind == "num":
+            text = src[start:end]
             value = int(text, 16) if text[:2] in ("0x", "0X") else float(text)
-            tokens.append(("num", js_num(value), i))
-            i = m.end()
-            continue
-        if ch in "\"'":
-            i, text = _read_string(src, i)
-            tokens.append(("str", text, i))
-            continue
-        m = _IDENT_RE.match(src, i)
-        if m is not None:
-            tokens.append(("id", m.group(0), i))
-            i = m.end()
-            continue
-        for punct in _PUNCT:
-            if src.startswith(punct, i):
-                tokens.append(("op", punct, i))
-                i += len(punct)
-                break
+            tokens.append(("num", js_num(value), start))
+        elif kind == "str" or kind == "open-str":
+            after, text = _read_string(src, start)  # raises on an unterminated literal
+            tokens.append(("str", text, after))
+        elif kind == "id" or kind == "op":
+            tokens.append((kind, src[start:end], start))
+        elif kind == "bad-num":
+            raise ExpressionError(f"bad number at {start}")
         else:
-            raise ExpressionError(f"unexpected character {ch!r} at {i}")
-    tokens.append(("eof", None, n))
+            raise ExpressionError(f"unexpected character {src[start]!r} at {start}")
+    tokens.append(("eof", None, len(src)))
     return tokens
 
 

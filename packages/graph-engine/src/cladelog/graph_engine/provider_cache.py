@@ -2,10 +2,12 @@
 
 :meth:`ProviderCache.wrap` memoizes a provider. The key is the concept's ``_name``, the
 cache ``version`` and either a key function's result or, by default, the concept's *memo
-surface*: the values of its require items and ensure/assert references. cladelog resolves
-those paths **following their hops** (Q13): ``owner:level`` reads ``level`` on the owner
-object. A cross-object path that resolves to nothing bypasses the cache, and so does an
-empty surface, a truthy ``explore`` fact, or a key function that returns None or raises.
+surface*: the values of its require items and of the references its ensure/assert
+expressions read (:func:`cladelog.graph_engine.refs.memo_surface`: a ``'$x'`` string
+literal is not a reference). cladelog resolves those paths **following their hops**
+(Q13): ``owner:level`` reads ``level`` on the owner object. A cross-object path that
+resolves to nothing bypasses the cache, and so does an empty surface, a truthy ``explore``
+fact, or a key function that returns None or raises.
 
 A hit hands a deep copy of the stored template to the engine without calling the provider.
 A miss runs the provider; concurrent misses on one key (async providers) wait for the first
@@ -24,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
@@ -33,7 +35,7 @@ from .canon import digest
 from .engine import Provider, ProviderCall
 from .errors import GraphEngineError
 from .jsvalue import UNDEFINED, to_fact_value, truthy
-from .validate import references
+from .refs import is_cross_object, memo_surface
 
 __all__ = ["CacheStats", "Fidelity", "ProviderCache", "memo_surface", "memo_surface_key"]
 
@@ -68,19 +70,6 @@ class CacheStats:
         return {name: getattr(self, name) for name in _COUNTERS}
 
 
-def memo_surface(schema: Mapping[str, Any]) -> list[str]:
-    """The distinct reference paths of a concept's require items and ensure/assert tokens."""
-    out: list[str] = []
-    for path, _ in references(schema):
-        if path not in out:
-            out.append(path)
-    return out
-
-
-def _cross(path: str) -> bool:
-    return ":" in path or path.startswith("$")
-
-
 def memo_surface_key(call: ProviderCall) -> Any:
     """The default key object: ``{path: value}`` over the memo surface, hops followed (Q13).
 
@@ -93,7 +82,7 @@ def memo_surface_key(call: ProviderCall) -> Any:
     for path in paths:
         value = call.get_ref(path)
         if value is UNDEFINED:
-            if _cross(path):
+            if is_cross_object(path):
                 return None
             value = None
         try:

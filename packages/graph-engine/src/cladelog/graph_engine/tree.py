@@ -22,6 +22,7 @@ from .errors import ConceptTreeError, ExpressionError
 from .expr import Expression, compile_gate, join_sources
 from .jsvalue import UNDEFINED
 from .paths import CompiledPath, compile_path
+from .refs import ref_tokens
 
 __all__ = [
     "PROVIDER_NAME",
@@ -38,7 +39,8 @@ __all__ = [
 
 RESERVED_ROOT_FACTS: Final = frozenset({"Node", "Segment"})
 _LIST_KEYS: Final = ("require", "assert", "ensure", "follow")
-_METHOD_CALL_RE: Final = re.compile(r"\$\$?[A-Za-z_][\w.:$]*\.[A-Za-z_]\w*\s*\(", re.ASCII)
+_TOKEN_METHOD_RE: Final = re.compile(r"\.[A-Za-z_]\w*\Z", re.ASCII)  # a token ending `.name`
+_CALL_RE: Final = re.compile(r"\s*\(")
 MAX_TREE_DEPTH: Final = 64
 #: A well-formed provider name: ``Ns::fn``, two non-empty parts without spaces or colons.
 PROVIDER_NAME: Final = re.compile(r"[^\s:]+::[^\s:]+")
@@ -265,6 +267,12 @@ def deep_merge_replace(base: Mapping[str, Any], updates: Mapping[str, Any]) -> d
 # ----------------------------------------------------------------------------- compiling
 
 
+def _calls_method_in_token(text: str) -> bool:
+    """True when a reference token of ``text`` ends in ``.name`` and is called (Q2)."""
+    return any(_TOKEN_METHOD_RE.search(token) and _CALL_RE.match(text, end)
+               for _, end, token in ref_tokens(text))
+
+
 def _as_list(value: Any, path: str) -> list[str]:
     if value is None:
         return []
@@ -339,7 +347,7 @@ def _compile_concept(
         gate = compile_gate([lists["assert"], lists["ensure"]], f"{path}.assert/ensure")
         ensure_expr = compile_gate([lists["ensure"]], f"{path}.ensure")
         for text in lists["assert"] + lists["ensure"]:
-            if _METHOD_CALL_RE.search(text):
+            if _calls_method_in_token(text):
                 warnings.append(
                     f"{path}: '{text}' calls a method inside a reference token;"
                     " it evaluates to undefined (Q2), write ($x).method()"

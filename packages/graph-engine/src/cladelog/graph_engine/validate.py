@@ -5,7 +5,8 @@
 ``load`` error naming the path and nothing else. A loadable tree gets, in this order:
 
 1. everything the four-pass validator of SPEC §1.14 finds
-   (:func:`cladelog.graph_engine.authoring.validate_concept_tree`: ``no-name``,
+   (:func:`cladelog.graph_engine.tree_checks.validate_concept_tree`, also known as
+   ``authoring.validate_concept_tree``: ``no-name``,
    ``provider-not-in-palette``, ``blocked-prop``, ``unparseable``, ``prose-dependency``,
    ``aggregating-dependency``, ``synonym-ring``, ``engine-marker-name``, opt-in
    ``continuous-gate`` and ``unknown-ref``, ``unstratified-cycle``,
@@ -27,37 +28,48 @@ container) and its message starts with that name.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Final
 
 import attrs
 
+from .canon import compile_fact_schema
 from .errors import GraphEngineError
+from .refs import iter_concepts
+from .tree import PROVIDER_NAME, build_tree
+from .tree_checks import (
+    DEFAULT_COLLECTION_KEYS,
+    concept_label,
+    provider_name,
+    validate_concept_tree,
+)
 
-__all__ = ["COLLECTION_KEYS", "Issue", "ValidationReport", "ref_key", "references",
-           "registry_issues", "validate_tree"]
+__all__ = ["COLLECTION_KEYS", "Issue", "ValidationReport", "registry_issues", "validate_tree"]
 
 _ROLES: Final = ("provider", "cleaner", "onCast")
-_TOKEN: Final = re.compile(r"\$\$?[A-Za-z_][\w.:$]*", re.ASCII)
 #: Collection keys whose bare reference is an ``aggregating-dependency`` warning.
-COLLECTION_KEYS: Final = ("expandedInto", "answeredBy", "children", "steps")
+COLLECTION_KEYS: Final = DEFAULT_COLLECTION_KEYS
 
 
 @attrs.frozen
 class Issue:
     """One finding: the concept (or ``tree``), a kind, a one-line message and, when the
-    finding is about one reference, that reference path."""
+    finding is about one reference or expression, that reference path or the expression
+    as written; an ``unstratified-cycle`` also names its ``cycle``."""
 
     concept: str
     kind: str
     message: str
     ref: str | None = None
+    cycle: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"concept", "kind", "message", "ref"}``."""
-        return {"concept": self.concept, "kind": self.kind, "message": self.message,
-                "ref": self.ref}
+        """``{"concept", "kind", "message", "ref"}``, plus ``"cycle"`` (a list) when set."""
+        out: dict[str, Any] = {"concept": self.concept, "kind": self.kind,
+                               "message": self.message, "ref": self.ref}
+        if self.cycle is not None:
+            out["cycle"] = list(self.cycle)
+        return out
 
 
 @attrs.frozen
@@ -78,68 +90,27 @@ class ValidationReport:
                 "warnings": [i.to_json() for i in self.warnings]}
 
 
-def _as_list(value: Any) -> list[str]:
-    if type(value) is str:
-        return [value]
-    if type(value) is list:
-        return [v for v in value if type(v) is str and v.strip()]
-    return []
-
-
-def references(schema: Mapping[str, Any]) -> list[tuple[str, bool]]:
-    """``(path, is_require)`` of every require item and every ensure/assert reference token.
-
-    Expression tokens lose their first ``$`` (``$$clock:tick`` gives ``$clock:tick``).
-    """
-    out: list[tuple[str, bool]] = [(r, True) for r in _as_list(schema.get("require"))]
-    for field in ("ensure", "assert"):
-        for text in _as_list(schema.get(field)):
-            out.extend((tok[1:], False) for tok in _TOKEN.findall(text))
-    return out
-
-
-def ref_key(path: str) -> tuple[str, bool]:
-    """``refKeyOf``: strip leading ``$``, keep what follows the last ``:``, split on ``.``."""
-    tail = path.lstrip("$").rsplit(":", 1)[-1]
-    parts = tail.split(".")
-    return parts[0], len(parts) > 1
-
-
-def _label(schema: Mapping[str, Any], key: str | None) -> str:
-    # the four-pass validator's naming of a concept, so that both halves agree
-    name = schema.get("_name") or schema.get("_id") or key
-    return str(name) if name is not None else "<root>"
-
-
-def _provider_name(value: Any) -> str | None:
-    first = value[0] if type(value) is list and value else value
-    return first if type(first) is str else None
-
-
-def _issue(concept: str, kind: str, message: str, ref: str | None = None) -> Issue:
+def _issue(concept: str, kind: str, message: str, ref: str | None = None,
+           cycle: tuple[str, ...] | None = None) -> Issue:
     prefix = f"{concept}: "
     return Issue(concept, kind, message if message.startswith(prefix) else prefix + message,
-                 ref)
+                 ref, cycle)
 
 
 def _engine_checks(raw: Mapping[str, Any], palette: Collection[str] | None, strict: bool,
                    ring_reported: set[str], errors: list[Issue],
                    warnings: list[Issue]) -> None:
     """Pass 2 of the module docstring: what the four-pass validator does not look at."""
-    from .authoring import iter_concepts
-    from .canon import compile_fact_schema
-    from .tree import PROVIDER_NAME
-
     for schema, key in iter_concepts(raw):
-        label = _label(schema, key)
+        label = concept_label(schema, key)
         for role in _ROLES:
-            pname = _provider_name(schema.get(role))
+            pname = provider_name(schema.get(role))
             if pname is not None and not PROVIDER_NAME.fullmatch(pname):
                 errors.append(_issue(label, "provider-name", f"{role} {pname!r} is not a "
                                      f"provider name 'Ns::fn'", pname))
         if palette is not None:
             for role in ("cleaner", "onCast"):
-                pname = _provider_name(schema.get(role))
+                pname = provider_name(schema.get(role))
                 if pname is not None and pname not in palette:
                     issue = _issue(label, "provider-not-in-palette",
                                    f"{role} {pname!r} is not in the palette", pname)
@@ -157,15 +128,12 @@ def registry_issues(raw: Any, registered: Collection[str]) -> list[Issue]:
     """``provider-not-registered`` errors: every well-formed ``provider``, ``cleaner`` or
     ``onCast`` of ``raw`` that ``registered`` does not hold (SPEC §0 Q18: a missing
     provider is an error at load). Malformed names are left to :func:`validate_tree`."""
-    from .authoring import iter_concepts
-    from .tree import PROVIDER_NAME
-
     known = set(registered)
     out: list[Issue] = []
     for schema, key in iter_concepts(raw):
-        label = _label(schema, key)
+        label = concept_label(schema, key)
         for role in _ROLES:
-            pname = _provider_name(schema.get(role))
+            pname = provider_name(schema.get(role))
             if pname is not None and PROVIDER_NAME.fullmatch(pname) and pname not in known:
                 out.append(_issue(label, "provider-not-registered",
                                   f"{role} {pname!r} is not registered by an enabled plugin"
@@ -190,12 +158,9 @@ def validate_tree(
     unknown-reference findings become errors) are passed to the four-pass validator with
     ``collection_keys``, ``known_facts`` (declared facts: turns on ``unknown-ref``) and
     ``flag_continuous_gates``. See the module docstring for what is reported. Bad options
-    (not bad trees) raise the validator's :class:`~cladelog.graph_engine.authoring.AuthoringError`
+    (not bad trees) raise the validator's :class:`~cladelog.graph_engine.errors.AuthoringError`
     (a ``ValueError``).
     """
-    from .authoring import validate_concept_tree
-    from .tree import build_tree
-
     try:
         compiled = build_tree(raw, None)
     except GraphEngineError as exc:
@@ -208,8 +173,8 @@ def validate_tree(
             flag_continuous_gates=flag_continuous_gates, collection_keys=collection_keys)
     except RecursionError:  # a loadable tree should never get here
         return ValidationReport((Issue("tree", "load", "tree: nested too deeply"),), ())
-    errors = [_issue(f.concept, f.kind, f.message, f.ref) for f in found.errors]
-    warnings = [_issue(f.concept, f.kind, f.message, f.ref) for f in found.warnings]
+    errors = [_issue(f.concept, f.kind, f.message, f.ref, f.cycle) for f in found.errors]
+    warnings = [_issue(f.concept, f.kind, f.message, f.ref, f.cycle) for f in found.warnings]
     for text in compiled.warnings:
         if "treated as cast" in text:
             continue  # the four-pass validator reports it as engine-marker-name

@@ -2,7 +2,9 @@
 
 Each module has one job; this package re-exports their public API:
 
-- :mod:`.validate` — static checks of a concept tree (and the ref helpers);
+- :mod:`.validate` — static checks of a concept tree (the four passes, which live in
+  :mod:`cladelog.graph_engine.tree_checks`; the reference helpers are
+  :mod:`cladelog.graph_engine.refs`'s);
 - :mod:`.loop` — the decompose-and-synthesize loop;
 - :mod:`.mdl` — the bits-based MDL admission objective and gates;
 - :mod:`.memo_stability` — the memo-surface-preservation gate;
@@ -13,6 +15,7 @@ Each module has one job; this package re-exports their public API:
 - :mod:`.eventlog` — those records as cladelog events, and the library rebuilt from the log.
 """
 
+from ..refs import RefKey, each_concept, iter_concepts, ref_key_of, refs_of, template_keys
 from .cache import (
     CACHE_DELETED,
     CACHE_SET,
@@ -103,7 +106,6 @@ from .recall import (
     token_embedding,
     verify,
 )
-from .refs import RefKey, each_concept, iter_concepts, ref_key_of, refs_of, template_keys
 from .validate import (
     DEFAULT_COLLECTION_KEYS,
     ConceptValidationError,

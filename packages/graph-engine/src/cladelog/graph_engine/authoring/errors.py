@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import GraphEngineError
+from ..errors import AuthoringError
 
 __all__ = ["AuthoringError", "MemoStabilityError"]
 
 
-class AuthoringError(GraphEngineError):
-    """Bad input to an authoring module; the one-line message names the field path."""
+# AuthoringError is defined in ..errors, below the concept-tree validator that raises it.
 
 
 class MemoStabilityError(AuthoringError):

@@ -124,7 +124,7 @@ class MountWidened:
     regime: str = attrs.field(validator=_regime)
     deoptCount: int  # the record key
     widenCount: int  # the record key
-    demotedFrom: str | None  # the record key
+    demotedFrom: str | None  # the record key (null in events recorded before it was pinned)
 
 
 @attrs.frozen

@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Callable, Generator, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import attrs
 
@@ -33,9 +33,6 @@ from ..errors import ScenarioError
 from ..jsvalue import truthy
 from ._util import error_text, js_string, resolve_sync
 from .errors import AuthoringError
-
-if TYPE_CHECKING:
-    from ..sessions import Session
 
 __all__ = [
     "AnswerFn",
@@ -53,6 +50,18 @@ __all__ = [
 ]
 
 ERROR_ANSWER: Final = "(error)"
+
+
+class Session(Protocol):
+    """What :func:`synthesize` needs of a recorded session
+    (:class:`cladelog.graph_engine.Session` is one): its engine, and ``settle()`` to record
+    what was written. Named by its shape so that this module does not import the sessions
+    module, which sits above the authoring package."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    def settle(self) -> Any: ...
 
 
 @attrs.frozen
@@ -194,11 +203,13 @@ def make_decompose_providers(
 
     Content functions may be sync or async. ``max_depth`` is the depth floor (a segment
     whose ``depth`` ≥ ``max_depth`` is Atomic without consulting ``eval_fn``);
-    ``max_branch`` truncates the steps of ``expand_fn``.
+    ``max_branch`` truncates the steps of ``expand_fn``; 0 means the default 4, as the
+    reference reads ``opts.maxBranch || 4`` (and as the scenario ``loop`` kind does).
     """
-    for name, value, low in (("max_depth", max_depth, 0), ("max_branch", max_branch, 1)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            raise AuthoringError(f"{name}: must be an integer >= {low}, got {value!r}")
+    for name, value in (("max_depth", max_depth), ("max_branch", max_branch)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise AuthoringError(f"{name}: must be an integer >= 0, got {value!r}")
+    max_branch = max_branch or 4
     ev: EvalFn = eval_fn or (lambda seg: {"atomic": True})
     ex: ExpandFn = expand_fn or (lambda seg: [])
     an: AnswerFn = answer_fn or (lambda seg: "")
@@ -464,12 +475,9 @@ def loop_provider_kind(name: str, spec: Mapping[str, Any], counts: dict[str, int
         if not isinstance(number, int) or isinstance(number, bool) or number < 0:
             raise ScenarioError(f"{where}.{key}: must be a non-negative integer, got {number!r}")
         numbers[key] = number
-    # Compatibility with reference scenarios: the reference reads `opts.maxBranch || 4`, so
-    # maxBranch 0 means the default 4 (not "no steps", nor 1), while maxDepth is
-    # `opts.maxDepth == null ? 2 : opts.maxDepth`, so maxDepth 0 stays 0 (every segment is
-    # at the depth floor). Null means the default for both.
-    if numbers["maxBranch"] == 0:
-        numbers["maxBranch"] = 4
+    # As the reference: maxDepth is `opts.maxDepth == null ? 2 : opts.maxDepth`, so 0 stays
+    # 0 (every segment is at the depth floor); maxBranch 0 means the default 4
+    # (`opts.maxBranch || 4`), which make_decompose_providers decides. Null: the default.
 
     def label_of(seg: SegmentView) -> str:
         return "" if seg.label is None else js_string(seg.label)

@@ -9,7 +9,8 @@ Per problem it takes the first arm that resolves:
 4. **forge** — the expensive path; the result warms the cache and the recall index.
 
 :meth:`MasterLoop.drift` invalidates a method (cache and index) and records a deopt. The
-caller injects ``signature``, ``forge`` and optionally ``re_forge`` (sync or async). With a
+caller injects ``forge`` and optionally ``signature`` (default: the problem is the
+structure, the content empty, as the seed's) and ``re_forge`` (sync or async). With a
 ``sink`` every solve and drift is a record, so the library state is a projection
 (:mod:`.projection`).
 """
@@ -148,13 +149,23 @@ def _forged(value: Any, where: str) -> Forged:
     return out
 
 
+def _problem_as_structure(problem: Any) -> dict[str, Any]:
+    """The default signature, as the seed's: the whole problem is the structure."""
+    return {"structure": problem, "content": {}}
+
+
 class MasterLoop:
-    """The solve ladder over a pluggable cache, recall index and mount controller."""
+    """The solve ladder over a pluggable cache, recall index and mount controller.
+
+    ``signature(problem)`` gives ``{"structure", "content"}``; by default the whole problem
+    is the structure and the content is empty (so every distinct problem is its own method
+    class, matched exactly). ``forge`` is required.
+    """
 
     def __init__(
         self,
-        signature: Callable[[Any], Mapping[str, Any]],
-        forge: Callable[[Any, ForgeContext], Any],
+        signature: Callable[[Any], Mapping[str, Any]] | None = None,
+        forge: Callable[[Any, ForgeContext], Any] | None = None,
         re_forge: Callable[[Any, VerifiedCandidate, tuple[str, ...], ForgeContext], Any]
         | None = None,
         cache: MethodCache | None = None,
@@ -164,9 +175,11 @@ class MasterLoop:
         signals: Callable[[Any, str], Mapping[str, Any]] | None = None,
         sink: Sink | None = None,
     ) -> None:
+        if signature is None:
+            signature = _problem_as_structure
         if not callable(signature):
             raise AuthoringError("signature: must be callable")
-        if not callable(forge):
+        if forge is None or not callable(forge):
             raise AuthoringError("forge: is required and must be callable")
         if isinstance(recall_k, bool) or not isinstance(recall_k, int) or recall_k < 1:
             raise AuthoringError(f"recall_k: must be a positive integer, got {recall_k!r}")

@@ -22,9 +22,9 @@ from typing import Any
 import attrs
 
 from ..jsvalue import truthy
+from ..refs import iter_concepts, ref_key_of, refs_of, template_keys
 from ._util import resolve_sync
 from .errors import AuthoringError
-from .refs import iter_concepts, ref_key_of, refs_of, template_keys
 
 __all__ = [
     "DEFAULT_STRUCT_CONST",

@@ -21,9 +21,9 @@ import attrs
 
 from ..engine import Engine
 from ..jsvalue import UNDEFINED
+from ..refs import memo_surface, ref_key_of
 from ._util import digest, resolve_sync
 from .errors import AuthoringError, MemoStabilityError
-from .refs import ref_key_of, refs_of
 
 __all__ = [
     "MemoChange",
@@ -46,17 +46,11 @@ def _schema(engine: Engine, name: str) -> Mapping[str, Any]:
     return concept.schema
 
 
-def _surface_refs(schema: Mapping[str, Any]) -> list[str]:
-    refs = refs_of(schema.get("require"), False)
-    refs += refs_of(schema.get("ensure"), True) + refs_of(schema.get("assert"), True)
-    return refs
-
-
 def memo_surface_keys(engine: Engine, name: str) -> list[str]:
     """The distinct fact keys a concept's require items and ensure/assert references read,
     in that order, with hops dropped (``other:x`` gives ``x``)."""
     out: list[str] = []
-    for ref in _surface_refs(_schema(engine, name)):
+    for ref in memo_surface(_schema(engine, name)):
         key = ref_key_of(ref).key
         if key and key not in out:
             out.append(key)
@@ -87,7 +81,7 @@ def memo_surface_paths(engine: Engine, name: str) -> list[str]:
     its hops (``$$budget:spent.length`` → ``$budget:spent``).
     """
     out: list[str] = []
-    for ref in _surface_refs(_schema(engine, name)):
+    for ref in memo_surface(_schema(engine, name)):
         path = _projection_path(ref)
         if path and path not in out:
             out.append(path)

@@ -82,7 +82,7 @@ class WidenResult:
 
     regime: str
     widen_count: int
-    demoted_from: str | None
+    demoted_from: str  # the regime held before the widen
 
 
 #: Signal names: the SPEC's camelCase spelling -> the snake_case one used internally.
@@ -263,11 +263,12 @@ class MountController:
         return count
 
     def record_widen(self, mid: str) -> WidenResult:
-        """A frozen method had to widen: frozen becomes instance; at ``widen_cap`` widens the
-        regime becomes escalate."""
+        """A method had to widen: frozen becomes instance; at ``widen_cap`` widens the
+        regime becomes escalate. ``demoted_from`` is the regime held before this widen,
+        whatever it was (``instance`` for an id never seen), SPEC §1.14."""
         s = self.state_of(mid)
-        demoted = FROZEN if s.regime == FROZEN else None
-        regime = INSTANCE if demoted else s.regime
+        demoted = s.regime
+        regime = INSTANCE if demoted == FROZEN else demoted
         widens = s.widen_count + 1
         if widens >= self.thresholds.widen_cap:
             regime = ESCALATE
