@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 MIN_CANDIDATES: Final = 16
-MAX_CANDIDATES: Final = 400
+MAX_CANDIDATES: Final = 100_000
 ROLES: Final = ("strong", "modest", "neutral", "regression")
 
 
