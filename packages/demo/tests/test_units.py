@@ -182,3 +182,17 @@ def test_public_names_resolve() -> None:
     for name in demo.__all__:
         assert getattr(demo, name) is not None, name
     assert demo.run_demo.__module__ == "cladelog.demo.runner"
+
+
+def test_plan_of_100000_candidates_is_seeded_and_complete() -> None:
+    """Issue 25: any size up to 100,000; the same seed plans the same rounds."""
+    config = DemoConfig(seed=4, candidates=100_000)
+    rounds = plan_rounds(config)
+    assert sum(len(r.candidates) for r in rounds) == 100_000
+    names = [c.name for r in rounds for c in r.candidates]
+    assert len(set(names)) == 100_000 and names[-1] == "c100000"
+    assert rounds == plan_rounds(DemoConfig(seed=4, candidates=100_000))
+    # every round keeps the roles that give each branch set ACCEPT, MARGINAL and REJECT
+    for r in rounds:
+        roles = {c.role for c in r.candidates}
+        assert {"strong", "neutral", "regression"} <= roles
