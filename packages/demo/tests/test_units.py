@@ -196,3 +196,16 @@ def test_plan_of_100000_candidates_is_seeded_and_complete() -> None:
     for r in rounds:
         roles = {c.role for c in r.candidates}
         assert {"strong", "neutral", "regression"} <= roles
+
+
+def test_large_rounds_draw_as_many_improvements_as_a_400_candidate_round() -> None:
+    """Past 80 candidates a round, the extra candidates are mostly neutral or regressions:
+    the engine's strength must stay within reach of the fixed anchors (issue 25)."""
+    def improvements(candidates: int) -> list[int]:
+        return [sum(c.role in ("strong", "modest") for c in r.candidates)
+                for r in plan_rounds(DemoConfig(seed=0, candidates=candidates))]
+
+    base = improvements(400)
+    for n in (2_000, 10_000):
+        for got, want in zip(improvements(n), base, strict=True):
+            assert abs(got - want) <= 4 * math.sqrt(want) + 4, (n, got, want)
