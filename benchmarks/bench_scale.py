@@ -1,7 +1,9 @@
 """Scale (issue 25): the main job's cost as the history grows.
 
 1. Demo histories of 100, 1,000 and 10,000 candidates (``--sizes``): the demo's and the
-   report's time per candidate, each one's peak memory, and the ``replay --rebuild`` rate.
+   report's time per candidate, each one's peak memory, the ``replay --rebuild`` rate,
+   and in one open deployment the first replay (checkpoints loaded and verified) and the
+   slowest of a second ``replay``/``gate``/``states`` with nothing new (held states).
    Each step runs in a process of its own, so its peak resident memory is its own.
 2. ``gate``, ``status`` and ``replay`` with nothing new to apply, on a log of
    ``--log-events`` events (default 1,000,000) against the same commands on an empty log
@@ -149,11 +151,14 @@ def bench_demo(root: Path, sizes: list[int]) -> list[dict[str, Any]]:
         demo = _child(DEMO, str(folder), str(n))
         report = _child(REPORT, str(folder))
         rebuild = _child(REBUILD, str(folder / "cladelog.toml"))
+        held = _child(IN_PROCESS, str(folder / "cladelog.toml"))
         size = (folder / "report.html").stat().st_size
         rows.append({"candidates": n, "events": demo["events"], "demo_s": demo["seconds"],
                      "report_s": report["seconds"], "demo_mb": demo["peak_mb"],
                      "report_mb": report["peak_mb"], "page_mb": size / 1e6,
-                     "rebuild_rate": rebuild["events"] / rebuild["seconds"]})
+                     "rebuild_rate": rebuild["events"] / rebuild["seconds"],
+                     "again_ms": max(held["replay"], held["gate"], held["states"]) * 1000,
+                     "first_ms": held["first replay"] * 1000})
         r = rows[-1]
         print(f"  {n:>6} candidates: demo {r['demo_s']:.1f} s, report {r['report_s']:.1f} s, "
               f"peak {r['demo_mb']:.0f} / {r['report_mb']:.0f} MB", flush=True)
@@ -198,15 +203,16 @@ def run(args: Any) -> int:
         print()
         print("| candidates | events | demo s | per cand. ms | x first | report s | "
               "per cand. ms | x first | demo peak MB | report peak MB | page MB | "
-              "rebuild ev/s |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+              "rebuild ev/s | first replay ms | again, nothing new ms |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             d, rp = r["demo_s"] / r["candidates"], r["report_s"] / r["candidates"]
             d0, rp0 = base["demo_s"] / base["candidates"], base["report_s"] / base["candidates"]
             print(f"| {r['candidates']:,} | {r['events']:,} | {r['demo_s']:.1f} | "
                   f"{d * 1000:.1f} | {d / d0:.2f} | {r['report_s']:.1f} | {rp * 1000:.1f} | "
                   f"{rp / rp0:.2f} | {r['demo_mb']:.0f} | {r['report_mb']:.0f} | "
-                  f"{r['page_mb']:.2f} | {r['rebuild_rate']:,.0f} |")
+                  f"{r['page_mb']:.2f} | {r['rebuild_rate']:,.0f} | {r['first_ms']:.0f} | "
+                  f"{r['again_ms']:.2f} |")
     if nothing:
         print()
         print(f"log of {nothing['events']:,} events: written at {nothing['write_rate']:,.0f} "

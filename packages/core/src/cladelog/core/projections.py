@@ -122,13 +122,15 @@ class HeldStates:
     def __init__(self) -> None:
         self._held: dict[str, _Held] = {}
 
-    def get(self, proj: Projection, store: EventStore, stop: int) -> _Held | None:
+    def get(self, proj: Projection, store: EventStore, head: Head, stop: int) -> _Held | None:
+        """The state held for ``proj`` if it can resume a replay to ``stop`` (the log
+        still has, at its position, the hash it was folded to; ``head`` is the log's)."""
         held = self._held.get(proj.name)
         if held is None or held.version != proj.version or held.head.position > stop:
             return None
         pos = held.head.position
-        if pos > 0 and store.hash_at(pos) != held.head.hash:  # the log changed under it
-            del self._held[proj.name]
+        if pos > 0 and held.head != head and store.hash_at(pos) != held.head.hash:
+            del self._held[proj.name]  # the log changed under it
             return None
         return held
 
@@ -204,14 +206,14 @@ def _start_for(
 
 
 def _start(
-    store: EventStore, proj: Projection, rebuild: bool, to: int | None, stop: int,
-    held: HeldStates | None,
+    store: EventStore, proj: Projection, rebuild: bool, to: int | None, head: Head,
+    stop: int, held: HeldStates | None,
 ) -> tuple[Head, Any, bool, str | None, int]:
     """Where ``proj`` resumes: a state this process holds, else its checkpoint, else 0.
 
     (head, state, rebuilt, digest of the state or None, position of its stored checkpoint)
     """
-    kept = None if rebuild or held is None else held.get(proj, store, stop)
+    kept = None if rebuild or held is None else held.get(proj, store, head, stop)
     if kept is not None:
         return kept.head, kept.state, False, kept.digest, kept.saved
     return _start_for(store, proj, rebuild, to)
@@ -319,7 +321,7 @@ def _fold_from(
            Counter[str], Counter[str]]:
     head = store.head()
     stop = head.position if to is None else min(to, head.position)
-    starts = {p.name: _start(store, p, rebuild, to, stop, held) for p in projections}
+    starts = {p.name: _start(store, p, rebuild, to, head, stop, held) for p in projections}
     states = {name: s[1] for name, s in starts.items()}
     applied = Counter[str]()
     begin = min((s[0] for s in starts.values()), key=lambda h: h.position,
