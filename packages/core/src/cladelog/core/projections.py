@@ -262,7 +262,7 @@ def replay(
             p.summary(state) if p.summary else "", state,
         ))
     if progress is not None:
-        progress(read, total_of(starts, end))
+        progress(read, _total_of(starts, end))
     return ReplayResult(end, read, tuple(results), dict(skipped))
 
 
@@ -285,7 +285,8 @@ def advance(
     return states
 
 
-def total_of(starts: Mapping[str, tuple[Head, Any, bool, str | None, int]], end: Head) -> int:
+def _total_of(starts: Mapping[str, tuple[Head, Any, bool, str | None, int]], end: Head) -> int:
+    """How many positions the replay covered: from the earliest start to ``end``."""
     return max(end.position - min((s[0].position for s in starts.values()),
                                   default=end.position), 0)
 
