@@ -20,6 +20,7 @@ BENCHES = {
     "authoring": "bench_authoring",
     "postgres": "bench_postgres",
     "append-memory": "bench_append_memory",
+    "scale": "bench_scale",
 }
 
 
@@ -28,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("name", choices=sorted(BENCHES))
     parser.add_argument("--events", type=int, default=100_000,
                         help="events per measured series (default 100000)")
+    parser.add_argument("--sizes", default=None,
+                        help="scale: demo sizes in candidates (default 100,1000,10000)")
+    parser.add_argument("--log-events", type=int, default=None,
+                        help="scale: events of the big log (default 1000000)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).parent))
     try:

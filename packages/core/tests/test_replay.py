@@ -213,7 +213,7 @@ def test_stored_data_that_does_not_fit_the_class_names_position_and_field(
 
 
 def test_a_checkpoint_edited_outside_the_chain_is_rebuilt_not_trusted(
-    deployment: Deployment, sqlite_harness: Any
+    deployment: Deployment, sqlite_harness: Any, counter_plugin: Any
 ) -> None:
     deployment.append([counted(1), counted(2)])
     honest = {p.name: p for p in deployment.replay().projections}["counter.totals"]
@@ -222,7 +222,12 @@ def test_a_checkpoint_edited_outside_the_chain_is_rebuilt_not_trusted(
                                "CAST('{\"events\":999,\"labels\":[],\"total\":999}' AS BLOB) "
                                "WHERE name = 'counter.totals'")
     assert deployment.store.load_checkpoint("counter.totals").state["total"] == 999
-    again = {p.name: p for p in deployment.replay().projections}["counter.totals"]
+    # the deployment that verified the state holds it: it does not read the checkpoint again
+    held = {p.name: p for p in deployment.replay().projections}["counter.totals"]
+    assert not held.rebuilt and held.state == honest.state and held.digest == honest.digest
+    # whoever loads the checkpoint next (another process) finds the edit and rebuilds
+    with Deployment(deployment.config, plugins=[counter_plugin]) as other:
+        again = {p.name: p for p in other.replay().projections}["counter.totals"]
     assert again.rebuilt and again.state == honest.state and again.digest == honest.digest
     assert deployment.store.load_checkpoint("counter.totals").state == honest.state
 
@@ -276,3 +281,110 @@ def test_each_replayed_event_has_its_own_meta(tmp_path: Path, plugin_factory: An
         dep.append([counted(1), counted(2), counted(3)])  # one batch: one meta
         state = {p.name: p.state for p in dep.replay(rebuild=True).projections}
         assert state["counter.marks"]["already"] == [False, False, False]
+
+
+# -- states held between replays (issue 25) ----------------------------------------------------
+def _count_encodings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count every canonical encoding of a state: the digest (projections) and the stored
+    checkpoint (the SQLite store) both go through ``canonical_bytes``."""
+    import cladelog.core.projections as projections
+    import cladelog.core.store.sqlite as sqlite_store
+
+    calls = [0]
+    for module in (projections, sqlite_store):
+        real = module.canonical_bytes
+
+        def counting(value: Any, _real: Any = real) -> bytes:
+            calls[0] += 1
+            return _real(value)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(module, "canonical_bytes", counting)
+    return calls
+
+
+def test_a_second_replay_with_nothing_new_encodes_no_state(
+    deployment: Deployment, counter_plugin: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deployment.append([counted(n, str(n)) for n in range(50)])
+    first = deployment.replay()
+    calls = _count_encodings(monkeypatch)
+    second = deployment.replay()
+    assert calls[0] == 0
+    assert [p.digest for p in second.projections] == [p.digest for p in first.projections]
+    assert {p.applied for p in second.projections} == {0}
+    deployment.states()
+    deployment.gate("anything")
+    assert calls[0] == 0
+    # another deployment (another process) loads the checkpoint and verifies it once
+    with Deployment(deployment.config, plugins=[counter_plugin]) as other:
+        other.replay()
+        verified = calls[0]
+        assert verified == len(second.projections)  # one digest per projection, no save
+        other.replay()
+        other.states()
+        assert calls[0] == verified
+
+
+def test_held_states_follow_new_events_as_a_rebuild_does(
+    deployment: Deployment, counter_plugin: Any
+) -> None:
+    want = {"events": 0, "total": 0, "labels": []}
+    for step in range(1, 6):
+        deployment.append([counted(step, f"s{step}")])
+        want["events"] += 1
+        want["total"] += step
+        want["labels"].append(f"s{step}")  # type: ignore[attr-defined]
+        if step % 2:
+            assert deployment.state("counter.totals") == want
+        else:
+            result = {p.name: p for p in deployment.replay().projections}["counter.totals"]
+            assert result.applied in (1, 2) and result.digest == expected_digest(want)
+    assert deployment.states()["counter.totals"] == want
+    # the working copies were saved on close: a new deployment resumes from position 6
+    position = deployment.store.head().position
+    deployment.close()
+    with Deployment(deployment.config, plugins=[counter_plugin]) as other:
+        result = {p.name: p for p in other.replay().projections}["counter.totals"]
+        assert (result.applied, result.rebuilt, result.position) == (0, False, position)
+        assert result.digest == expected_digest(want)
+
+
+def test_a_failed_replay_forgets_the_held_states(
+    tmp_path: Path, plugin_factory: Any
+) -> None:
+    from cladelog.core import ProjectionError
+
+    def picky(state: dict[str, Any], event: Any) -> dict[str, Any]:
+        state["seen"] += 1  # changed in place before it fails
+        if event.data["label"] == "bad":
+            raise ValueError("bad label")
+        return state
+
+    proj = Projection("counter.picky", 1, frozenset({"counter.counted"}), {"seen": 0}, picky)
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=tmp_path / "c.toml")
+    with Deployment(cfg, plugins=[plugin_factory(projections=(proj,))], create=True) as dep:
+        dep.append([counted(1)])
+        assert dep.state("counter.picky") == {"seen": 1}
+        dep.append([counted(2, "bad")])
+        for _ in range(2):  # the half-folded state is not kept: the same error each time
+            with pytest.raises(ProjectionError):
+                dep.state("counter.picky")
+
+
+def test_gate_all_answers_as_gate_does_for_each_candidate(
+    tmp_path: Path, plugin_factory: Any, counter_projection: Any
+) -> None:
+    def vote(candidate: str, states: Any) -> tuple[str, str]:
+        total = states["counter.totals"]["total"]
+        return ("block", f"{candidate} over {total}") if candidate.startswith("x") \
+            else ("allow", f"{candidate} at {total}")
+
+    plugin = plugin_factory(projections=(counter_projection,), vote=vote)
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=tmp_path / "c.toml")
+    with Deployment(cfg, plugins=[plugin], create=True) as dep:
+        dep.append([counted(4), counted(5)])
+        names = ["a", "x1", "b", "x2"]
+        together = dep.gate_all(names)
+        assert [r.to_json() for r in together] == [dep.gate(n).to_json() for n in names]
+        assert [r.allowed for r in together] == [True, False, True, False]
+        assert together[1].votes[0].reason == "x1 over 9"

@@ -149,7 +149,7 @@ def test_demo_refuses_a_non_empty_folder_unless_forced(
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--candidates", "3"), "--candidates: must be an integer in [16, 400]"),
+    (("--candidates", "3"), "--candidates: must be an integer in [16, 100000]"),
     (("--seed", "-1"), "--seed: must be an integer in [0, 2**63)"),
 ])
 def test_demo_bad_options_exit_2(tmp_path: Path, cli: Cli, args: tuple[str, ...],

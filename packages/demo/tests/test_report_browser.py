@@ -126,3 +126,43 @@ def test_update_readme_screenshot(playwright: Any, tmp_path: Path, cli: Any,
     finally:
         browser.close()
     assert problems == []
+
+
+def test_a_page_of_10000_candidates_loads_without_errors(
+        demo_dir: Path, playwright: Any, tmp_path: Path) -> None:
+    """Issue 25: the small demo's data repeated to 10,000 candidates and register entries
+    (how the page draws many items does not depend on where they came from)."""
+    import attrs
+    from cladelog.core import Deployment
+    from cladelog.demo.charts import render_charts
+    from cladelog.demo.html import PAGE_ROWS, render_html
+    from cladelog.demo.report_data import collect
+
+    with Deployment.open(demo_dir / "cladelog.toml") as dep:
+        data = collect(dep)
+    n = 10_000
+    gate = tuple(attrs.evolve(data.gate[i % len(data.gate)], candidate=f"x{i:05d}")
+                 for i in range(n))
+    register = tuple(attrs.evolve(data.register[i % len(data.register)], seq=i, reverts=None,
+                                  reverted_by=None) for i in range(n))
+    long = attrs.evolve(data, gate=gate, register=register)
+    page_file = tmp_path / "long.html"
+    page_file.write_text(render_html(long, render_charts(long)), encoding="utf-8")
+    browser = _browser(playwright)
+    problems: list[str] = []
+    try:
+        page = _open(browser, page_file, problems)
+        found = page.eval_on_selector_all(
+            "figure.chart", "els => els.map(e => e.getAttribute('data-chart'))")
+        assert found == list(CHARTS)
+        for chart in CHARTS:
+            box = page.locator(f'figure.chart[data-chart="{chart}"] svg').bounding_box()
+            assert box is not None and box["width"] > 200 and box["height"] > 100, chart
+        # the long tables: their first page shown, the rest folded (closed) pages
+        closed = page.eval_on_selector_all("details:not([open]) > summary",
+                                           "els => els.map(e => e.textContent)")
+        assert f"rows {PAGE_ROWS + 1}–{2 * PAGE_ROWS} of {n}" in closed
+        assert f"rows {n - PAGE_ROWS + 1}–{n} of {n}" in closed
+    finally:
+        browser.close()
+    assert problems == []

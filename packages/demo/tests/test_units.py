@@ -49,8 +49,8 @@ def test_plan_depends_on_the_seed_only() -> None:
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"candidates": 15}, "--candidates: must be an integer in [16, 400], got 15"),
-    ({"candidates": 401}, "--candidates"),
+    ({"candidates": 15}, "--candidates: must be an integer in [16, 100000], got 15"),
+    ({"candidates": 100_001}, "--candidates"),
     ({"seed": -3}, "--seed: must be an integer in [0, 2**63), got -3"),
 ])
 def test_config_refuses_bad_values(kwargs: dict[str, int], message: str) -> None:
@@ -182,3 +182,30 @@ def test_public_names_resolve() -> None:
     for name in demo.__all__:
         assert getattr(demo, name) is not None, name
     assert demo.run_demo.__module__ == "cladelog.demo.runner"
+
+
+def test_plan_of_100000_candidates_is_seeded_and_complete() -> None:
+    """Issue 25: any size up to 100,000; the same seed plans the same rounds."""
+    config = DemoConfig(seed=4, candidates=100_000)
+    rounds = plan_rounds(config)
+    assert sum(len(r.candidates) for r in rounds) == 100_000
+    names = [c.name for r in rounds for c in r.candidates]
+    assert len(set(names)) == 100_000 and names[-1] == "c100000"
+    assert rounds == plan_rounds(DemoConfig(seed=4, candidates=100_000))
+    # every round keeps the roles that give each branch set ACCEPT, MARGINAL and REJECT
+    for r in rounds:
+        roles = {c.role for c in r.candidates}
+        assert {"strong", "neutral", "regression"} <= roles
+
+
+def test_large_rounds_draw_as_many_improvements_as_a_400_candidate_round() -> None:
+    """Past 80 candidates a round, the extra candidates are mostly neutral or regressions:
+    the engine's strength must stay within reach of the fixed anchors (issue 25)."""
+    def improvements(candidates: int) -> list[int]:
+        return [sum(c.role in ("strong", "modest") for c in r.candidates)
+                for r in plan_rounds(DemoConfig(seed=0, candidates=candidates))]
+
+    base = improvements(400)
+    for n in (2_000, 10_000):
+        for got, want in zip(improvements(n), base, strict=True):
+            assert abs(got - want) <= 4 * math.sqrt(want) + 4, (n, got, want)

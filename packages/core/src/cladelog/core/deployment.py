@@ -18,7 +18,7 @@ from .config import DeploymentConfig
 from .errors import ChainError, ConfigError, InputError
 from .events import GENESIS_HASH, NewEvent, RecordedEvent
 from .plugins import LoadedPlugin, load_plugins, make_plugin_manager
-from .projections import Projection, ReplayResult, replay
+from .projections import HeldStates, Projection, ReplayResult, advance, replay
 from .registry import EventTypeRegistry
 from .rules import (
     LogRules,
@@ -107,6 +107,7 @@ class Deployment:
                 self.projections.append(proj)
         self.store: EventStore = open_store(config.store, create=create)
         self._plugins_recorded = False
+        self._held = HeldStates()
         self.pm.hook.cladelog_configure(deployment=self)
 
     @classmethod
@@ -350,17 +351,35 @@ class Deployment:
         return LogRules(self.registry, self._owner)
 
     def replay(self, **kw: Any) -> ReplayResult:
-        """Fold the log through every enabled projection (see :func:`projections.replay`)."""
-        return replay(self.store, self.registry, self.projections, **kw)
+        """Fold the log through every enabled projection (see :func:`projections.replay`).
+
+        States this deployment already replayed are resumed from memory (verified when
+        they were first loaded), so a replay with nothing new costs no encoding."""
+        return replay(self.store, self.registry, self.projections, held=self._held, **kw)
+
+    # -- held states: the working copies states()/state()/gate() read ------------------
+    def _advance(self, projections: Sequence[Projection]) -> dict[str, Any]:
+        """The states of ``projections`` brought up to the head, without taking digests;
+        checkpoints are saved when the held states have doubled their distance from the
+        last save (and on close), so a long run of small appends saves O(log n) times."""
+        states = advance(self.store, self.registry, projections, self._held)
+        for name, held in self._held.unsaved():
+            if held.head.position - max(held.saved, 0) >= max(held.saved, 1000):
+                self._held.save(self.store, name, held)
+        return states
 
     def states(self) -> dict[str, Any]:
-        """Bring every projection up to date and return their states by name."""
-        return {p.name: p.state for p in self.replay().projections}
+        """Bring every projection up to date and return their states by name.
+
+        The states are this deployment's working copies: read them, do not change them;
+        a later call updates them in place as new events are folded."""
+        return self._advance(self.projections)
 
     def state(self, projection: str) -> Any:
+        """One projection's state, brought up to date (a working copy, as :meth:`states`)."""
         for p in self.projections:
             if p.name == projection:
-                return replay(self.store, self.registry, [p]).projections[0].state
+                return self._advance([p])[projection]
         raise ConfigError(f"projection {projection!r} is not registered in this deployment")
 
     def verify(self) -> VerifyReport:
@@ -391,16 +410,26 @@ class Deployment:
 
     def gate(self, candidate: str) -> GateResult:
         """Ask every enabled plugin's gate hook about ``candidate``."""
+        return self.gate_all([candidate])[0]
+
+    def gate_all(self, candidates: Iterable[str]) -> list[GateResult]:
+        """The gate's answer for each of ``candidates``, in order, from one replay: the
+        states are brought up to date once and every plugin's gate hook votes on each
+        candidate from them (the same answer :meth:`gate` gives one at a time)."""
         from .gate import GateResult, Vote
 
         states = self.states()
-        votes: list[Vote] = []
-        for impl in self.pm.hook.cladelog_gate_vote.get_hookimpls():
-            vote = impl.function(candidate=candidate, states=states, deployment=self)
-            if isinstance(vote, Vote):
-                votes.append(vote)
-        votes.sort(key=lambda v: v.plugin)
-        return GateResult(candidate, tuple(votes))
+        hooks = self.pm.hook.cladelog_gate_vote.get_hookimpls()
+        results = []
+        for candidate in candidates:
+            votes: list[Vote] = []
+            for impl in hooks:
+                vote = impl.function(candidate=candidate, states=states, deployment=self)
+                if isinstance(vote, Vote):
+                    votes.append(vote)
+            votes.sort(key=lambda v: v.plugin)
+            results.append(GateResult(candidate, tuple(votes)))
+        return results
 
     def cli_commands(self) -> list[Any]:
         cmds: list[Any] = []
@@ -409,7 +438,13 @@ class Deployment:
         return cmds
 
     def close(self) -> None:
-        self.store.close()
+        """Save the checkpoints of states held ahead of them, then close the store."""
+        try:
+            self._held.flush(self.store)
+        except Exception:  # a checkpoint is a cache: a store that cannot take it
+            pass           # (read-only, gone) only costs the next replay some work
+        finally:
+            self.store.close()
 
     def __enter__(self) -> Deployment:
         return self

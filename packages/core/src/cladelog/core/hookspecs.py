@@ -84,5 +84,8 @@ class CoreHookSpecs:
         """Vote on promoting ``candidate``; ``states`` maps projection names to replayed states.
 
         Return a :class:`~cladelog.core.gate.Vote` (``allow``, ``warn`` or
-        ``block`` with a one-line reason) or ``None`` to abstain.
+        ``block`` with a one-line reason) or ``None`` to abstain. The vote depends on
+        ``candidate``, ``states`` and the plugin's settings only: one ``states`` mapping
+        serves every candidate of :meth:`Deployment.gate_all` (read it, never change it,
+        and do not replay from here).
         """

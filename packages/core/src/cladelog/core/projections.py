@@ -25,7 +25,8 @@ from .events import GENESIS_HASH, RecordedEvent
 from .registry import EventTypeRegistry
 from .store.base import Checkpoint, EventStore, Head, check_checkpoints
 
-__all__ = ["Projection", "ProjectionResult", "ReplayResult", "replay", "state_digest"]
+__all__ = ["HeldStates", "Projection", "ProjectionResult", "ReplayResult", "replay",
+           "state_digest"]
 
 
 def _copy_json(value: Any) -> Any:
@@ -95,6 +96,72 @@ class ReplayResult:
         }
 
 
+@attrs.define
+class _Held:
+    """One projection's state as a process holds it after a replay: already verified."""
+
+    version: int
+    head: Head
+    state: Any
+    digest: str | None  # None: events were applied since the digest was last taken
+    saved: int  # the position of the checkpoint stored for it (-1: none)
+
+
+class HeldStates:
+    """The projection states one deployment holds in memory between replays.
+
+    A state loaded from a checkpoint is verified (its digest recomputed) once; the next
+    replay resumes from the held state, checking only that the log still has the hash
+    it was folded up to (one indexed lookup), and applies just the new events. A state
+    whose events did not change keeps its digest, so a replay with nothing new encodes
+    nothing. Held states are the deployment's working copies: a later replay updates
+    them in place. A replay that fails forgets the states it was folding (they may be
+    half-updated); the next one starts again from the stored checkpoints.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[str, _Held] = {}
+
+    def get(self, proj: Projection, store: EventStore, head: Head, stop: int) -> _Held | None:
+        """The state held for ``proj`` if it can resume a replay to ``stop`` (the log
+        still has, at its position, the hash it was folded to; ``head`` is the log's)."""
+        held = self._held.get(proj.name)
+        if held is None or held.version != proj.version or held.head.position > stop:
+            return None
+        pos = held.head.position
+        if pos > 0 and held.head != head and store.hash_at(pos) != held.head.hash:
+            del self._held[proj.name]  # the log changed under it
+            return None
+        return held
+
+    def put(self, name: str, held: _Held) -> None:
+        old = self._held.get(name)
+        if old is None or old.version != held.version or \
+                old.head.position <= held.head.position:
+            self._held[name] = held
+
+    def forget(self, names: Iterable[str]) -> None:
+        for name in names:
+            self._held.pop(name, None)
+
+    def unsaved(self) -> list[tuple[str, _Held]]:
+        """The held states ahead of their stored checkpoint."""
+        return [(n, h) for n, h in self._held.items() if h.head.position > h.saved]
+
+    def save(self, store: EventStore, name: str, held: _Held) -> None:
+        """Store ``held`` as the checkpoint of projection ``name`` (digest taken if needed)."""
+        if held.digest is None:
+            held.digest = state_digest(held.state)
+        store.save_checkpoint(Checkpoint(name, held.version, held.head.position,
+                                         held.head.hash, held.state, held.digest))
+        held.saved = held.head.position
+
+    def flush(self, store: EventStore) -> None:
+        """Save every held state that is ahead of its stored checkpoint."""
+        for name, held in self.unsaved():
+            self.save(store, name, held)
+
+
 _new_tuple = tuple.__new__
 
 
@@ -120,8 +187,11 @@ def _with_payload(event: RecordedEvent, load: Callable[[Any], Any]) -> RecordedE
 
 def _start_for(
     store: EventStore, proj: Projection, rebuild: bool, to: int | None
-) -> tuple[Head, Any, bool]:
+) -> tuple[Head, Any, bool, str | None, int]:
+    """Where ``proj`` resumes from its stored checkpoint: (head, state, rebuilt, digest,
+    position of the stored checkpoint or -1)."""
     cp = None if rebuild else store.load_checkpoint(proj.name)
+    stored = -1 if cp is None or cp.version != proj.version else cp.position
     if (
         cp is None
         or cp.version != proj.version
@@ -131,8 +201,22 @@ def _start_for(
         # it was saved with (edited by hand, say) is not trusted, but rebuilt
         or state_digest(cp.state) != cp.digest
     ):
-        return Head(0, GENESIS_HASH), proj.fresh_state(), True
-    return Head(cp.position, cp.head_hash), cp.state, False
+        return Head(0, GENESIS_HASH), proj.fresh_state(), True, None, stored
+    return Head(cp.position, cp.head_hash), cp.state, False, cp.digest, stored
+
+
+def _start(
+    store: EventStore, proj: Projection, rebuild: bool, to: int | None, head: Head,
+    stop: int, held: HeldStates | None,
+) -> tuple[Head, Any, bool, str | None, int]:
+    """Where ``proj`` resumes: a state this process holds, else its checkpoint, else 0.
+
+    (head, state, rebuilt, digest of the state or None, position of its stored checkpoint)
+    """
+    kept = None if rebuild or held is None else held.get(proj, store, head, stop)
+    if kept is not None:
+        return kept.head, kept.state, False, kept.digest, kept.saved
+    return _start_for(store, proj, rebuild, to)
 
 
 def _check_truncation(store: EventStore, head: Head, accept: bool) -> None:
@@ -165,6 +249,7 @@ def replay(
     save: bool = True,
     progress: Callable[[int, int], None] | None = None,
     accept_truncation: bool = False,
+    held: HeldStates | None = None,
 ) -> ReplayResult:
     """Fold the log through ``projections``, verifying the chain as it is read.
 
@@ -179,11 +264,97 @@ def replay(
     over it would replace that evidence with states of the damaged log. With
     ``accept_truncation`` the replay goes ahead: every checkpoint that disagrees with the
     log is deleted (a projection of this replay rebuilds from position 0).
+
+    ``held`` (a deployment's :class:`HeldStates`) lets the replay resume from states
+    this process already verified instead of loading and re-digesting checkpoints; the
+    states it ends with are held there for the next call.
     """
+    end, read, starts, states, applied, skipped = _fold(store, registry, projections, to,
+                                                        rebuild, progress, held,
+                                                        accept_truncation)
+    results = []
+    for p in projections:
+        state = states[p.name]
+        _, _, rebuilt, digest, saved = starts[p.name]
+        if digest is None or applied[p.name]:  # else the state is the one digested
+            digest = state_digest(state)
+        kept = _Held(p.version, end, state, digest, saved)
+        if save and (rebuilt or saved != end.position):  # else it is stored already
+            store.save_checkpoint(Checkpoint(p.name, p.version, end.position, end.hash,
+                                             state, digest))
+            kept.saved = end.position
+        if held is not None:
+            held.put(p.name, kept)
+        results.append(ProjectionResult(
+            p.name, p.version, end.position, digest, applied[p.name], rebuilt,
+            p.summary(state) if p.summary else "", state,
+        ))
+    if progress is not None:
+        progress(read, _total_of(starts, end))
+    return ReplayResult(end, read, tuple(results), dict(skipped))
+
+
+def advance(
+    store: EventStore,
+    registry: EventTypeRegistry,
+    projections: Sequence[Projection],
+    held: HeldStates,
+) -> dict[str, Any]:
+    """Bring ``projections`` up to the head and return their states by name, held in
+    ``held``: no digest is taken and no checkpoint saved (see :meth:`HeldStates.flush`),
+    so the call costs what the new events cost."""
+    end, _, starts, states, applied, _ = _fold(store, registry, projections, None, False,
+                                               None, held, False)
+    for p in projections:
+        _, _, _, digest, saved = starts[p.name]
+        if applied[p.name]:
+            digest = None
+        held.put(p.name, _Held(p.version, end, states[p.name], digest, saved))
+    return states
+
+
+def _total_of(starts: Mapping[str, tuple[Head, Any, bool, str | None, int]], end: Head) -> int:
+    """How many positions the replay covered: from the earliest start to ``end``."""
+    return max(end.position - min((s[0].position for s in starts.values()),
+                                  default=end.position), 0)
+
+
+def _fold(
+    store: EventStore,
+    registry: EventTypeRegistry,
+    projections: Sequence[Projection],
+    to: int | None,
+    rebuild: bool,
+    progress: Callable[[int, int], None] | None,
+    held: HeldStates | None,
+    accept_truncation: bool,
+) -> tuple[Head, int, dict[str, tuple[Head, Any, bool, str | None, int]], dict[str, Any],
+           Counter[str], Counter[str]]:
+    """Fold the events after each projection's start up to the head (or ``to``)."""
+    try:
+        return _fold_from(store, registry, projections, to, rebuild, progress, held,
+                          accept_truncation)
+    except BaseException:
+        if held is not None:  # the states may be half-folded: start again from checkpoints
+            held.forget(p.name for p in projections)
+        raise
+
+
+def _fold_from(
+    store: EventStore,
+    registry: EventTypeRegistry,
+    projections: Sequence[Projection],
+    to: int | None,
+    rebuild: bool,
+    progress: Callable[[int, int], None] | None,
+    held: HeldStates | None,
+    accept_truncation: bool,
+) -> tuple[Head, int, dict[str, tuple[Head, Any, bool, str | None, int]], dict[str, Any],
+           Counter[str], Counter[str]]:
     head = store.head()
     _check_truncation(store, head, accept_truncation)
     stop = head.position if to is None else min(to, head.position)
-    starts = {p.name: _start_for(store, p, rebuild, to) for p in projections}
+    starts = {p.name: _start(store, p, rebuild, to, head, stop, held) for p in projections}
     states = {name: s[1] for name, s in starts.items()}
     applied = Counter[str]()
     begin = min((s[0] for s in starts.values()), key=lambda h: h.position,
@@ -272,19 +443,12 @@ def replay(
         applied[name] = counts[k]
     if read != total:
         raise ChainError(begin.position + read + 1, "the log ended before the expected head")
-    end = Head(stop, last_hash if read else (store.hash_at(stop) or GENESIS_HASH))
-    results = []
-    for p in projections:
-        state = states[p.name]
-        digest = state_digest(state)
-        unchanged = not starts[p.name][2] and starts[p.name][0].position == end.position
-        if save and not unchanged:  # a checkpoint already at this position is left as it is
-            store.save_checkpoint(Checkpoint(p.name, p.version, end.position, end.hash,
-                                             state, digest))
-        results.append(ProjectionResult(
-            p.name, p.version, end.position, digest, applied[p.name], starts[p.name][2],
-            p.summary(state) if p.summary else "", state,
-        ))
-    if progress is not None:
-        progress(read, total)
-    return ReplayResult(end, read, tuple(results), dict(skipped))
+    if read:
+        end = Head(stop, last_hash)
+    elif stop == head.position:
+        end = head
+    elif stop == begin.position:
+        end = begin
+    else:
+        end = Head(stop, store.hash_at(stop) or GENESIS_HASH)
+    return end, read, starts, states, applied, skipped

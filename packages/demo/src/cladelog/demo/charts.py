@@ -24,6 +24,20 @@ a reader (or a test) can tell the data from the axes, labels and legends:
   ``blocked-by-<plugin>[+<plugin>...]``), as long as its number of candidates.
 
 A chart with nothing to show ("nothing recorded") has no data mark.
+
+At scale
+--------
+The charts stay readable (and the page small) for histories of any length:
+
+* ``r-per-check`` shows the last :data:`MAX_CHECKS` checks (the title says how many
+  there are);
+* ``breakdown`` shows the best :data:`MAX_BRANCHES` branches of the latest set;
+* ``gains`` marks each passed gain test, and ``register`` each entry, while there
+  are at most :data:`MAX_MARKS` of them; past that, the claimed curve is drawn
+  as a line only and each register lane as one group of markers
+  (``lane-<lane>``) with one marker per occupied slot of 1/600 of the time axis (finer
+  than the chart is drawn), so a 10,000-entry register is five groups of at most 600
+  markers, not 10,000 marks.
 """
 
 from __future__ import annotations
@@ -31,7 +45,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 from .report_data import REGISTER_LANES, ReportData
@@ -39,6 +53,9 @@ from .report_data import REGISTER_LANES, ReportData
 __all__ = [
     "CHARTS",
     "DATUM",
+    "MAX_BRANCHES",
+    "MAX_CHECKS",
+    "MAX_MARKS",
     "VERDICT_COLORS",
     "chart_breakdown",
     "chart_gains",
@@ -59,6 +76,15 @@ _LANE_STYLE: Final = {
 }
 #: What every data mark's group id holds after the chart's prefix: ``<chart>-datum-...``.
 DATUM: Final = "datum"
+#: The most Law V checks ``r-per-check`` shows (the last ones).
+MAX_CHECKS: Final = 40
+#: The most branches ``breakdown`` shows (the best ranked of the latest set).
+MAX_BRANCHES: Final = 30
+#: Above this many points a chart aggregates its marks (see "At scale").
+MAX_MARKS: Final = 500
+#: Past MAX_MARKS entries the register's time axis is cut into this many slots, and each
+#: lane draws one marker per slot holding any of its entries (finer than the chart shows).
+_SLOTS: Final = 600
 
 
 def datum_id(kind: str, key: object) -> str:
@@ -124,7 +150,7 @@ def chart_r(data: ReportData) -> str:
     """R per check against the HALT and WARNING thresholds, with the Monte Carlo band."""
     fig = _figure(8.0, 3.8)
     ax = fig.add_subplot()
-    checks = [c for c in data.checks]
+    checks = list(data.checks[-MAX_CHECKS:])
     if not checks:
         _empty(ax, "no Law V check recorded")
         return _svg(fig, "r")
@@ -173,7 +199,9 @@ def chart_r(data: ReportData) -> str:
     ax.set_xlim(0.5, len(checks) + 0.9)  # room for the last check's label inside the axes
     ax.set_ylim(bottom, top)
     ax.set_ylabel("R = ΔA / S")
-    ax.set_title("Law V: R per check (bars: Monte Carlo 2.5–97.5 %)", fontsize=10)
+    shown = "" if len(checks) == len(data.checks) else \
+        f", the last {len(checks)} of {len(data.checks)}"
+    ax.set_title(f"Law V: R per check (bars: Monte Carlo 2.5–97.5 %){shown}", fontsize=10)
     return _svg(fig, "r")
 
 
@@ -189,7 +217,7 @@ def chart_gains(data: ReportData) -> str:
     if claimed:
         ax.step([t for t, _ in claimed], [p.value for _, p in claimed], where="post",
                 color="#1565c0", lw=1.8, label="claimed by the oracle (Σ long-stage Elo)")
-        for t, p in claimed:
+        for t, p in claimed if len(claimed) <= MAX_MARKS else ():
             if p.key:  # one point per passed gain test (not the start / last-check ends)
                 ax.plot([t], [p.value], marker="o", ms=3.5, color="#1565c0", lw=0,
                         gid=datum_id("claim", p.key))
@@ -217,7 +245,7 @@ def chart_gains(data: ReportData) -> str:
 
 def chart_breakdown(data: ReportData) -> str:
     """The ForkScore breakdown of each branch of the latest branch set (stacked terms)."""
-    branches = list(data.branches)
+    branches = list(data.branches[:MAX_BRANCHES])
     fig = _figure(8.0, 1.2 + 0.45 * max(4, len(branches)))
     ax = fig.add_subplot()
     if not branches:
@@ -254,7 +282,9 @@ def chart_breakdown(data: ReportData) -> str:
     left, right = ax.get_xlim()
     ax.set_xlim(left, right + (right - left) * 0.45)
     ax.set_xlabel("contribution to the ForkScore (black tick: total)")
-    ax.set_title(f"ForkScore breakdown, branch set {data.branch_set_id}", fontsize=10)
+    shown = "" if len(branches) == len(data.branches) else \
+        f" (the best {len(branches)} of {len(data.branches)})"
+    ax.set_title(f"ForkScore breakdown, branch set {data.branch_set_id}{shown}", fontsize=10)
     return _svg(fig, "breakdown")
 
 
@@ -268,10 +298,21 @@ def chart_register(data: ReportData) -> str:
         return _svg(fig, "register")
     lanes = {lane: len(REGISTER_LANES) - 1 - n for n, lane in enumerate(REGISTER_LANES)}
     by_seq = {i.seq: (t, i) for t, i in items}
-    for t, i in items:  # one marker per entry, in its kind's lane
-        marker, color = _LANE_STYLE[i.lane]
-        ax.scatter([t], [lanes[i.lane]], marker=marker, color=color, s=36, zorder=3,
-                   gid=datum_id("entry", i.seq))
+    if len(items) <= MAX_MARKS:
+        for t, i in items:  # one marker per entry, in its kind's lane
+            marker, color = _LANE_STYLE[i.lane]
+            ax.plot([t], [lanes[i.lane]], marker=marker, color=color, ms=6, lw=0, zorder=3,
+                    gid=datum_id("entry", i.seq))
+    else:  # one group of markers per lane, one marker per occupied slot of the time axis
+        first = min(t for t, _ in items)
+        slot = max((max(t for t, _ in items) - first) / _SLOTS, timedelta(seconds=1))
+        for lane in REGISTER_LANES:
+            slots = sorted({(t - first) // slot for t, i in items if i.lane == lane})
+            if slots:
+                marker, color = _LANE_STYLE[lane]
+                ax.plot([first + k * slot for k in slots], [lanes[lane]] * len(slots),
+                        marker=marker, color=color, ms=4, lw=0, zorder=3,
+                        gid=datum_id("lane", lane))
     for t, i in items:
         if i.reverts is not None and i.reverts in by_seq:
             t0, target = by_seq[i.reverts]
@@ -281,7 +322,8 @@ def chart_register(data: ReportData) -> str:
         if i.reverted_by is not None:
             ax.scatter([t], [lanes[i.lane]], s=140, facecolors="none", edgecolors="#ef6c00",
                        zorder=2)
-        if i.lane in ("epoch change", "reversion", "special path"):
+        if i.lane in ("epoch change", "reversion") or (
+                i.lane == "special path" and len(items) <= MAX_MARKS):
             ax.annotate(i.detail, (t, lanes[i.lane]), textcoords="offset points",
                         xytext=(0, 7), fontsize=7, ha="center", color="#444444")
     for c in data.checks:

@@ -56,7 +56,7 @@ def _stdout_console() -> Any:
 @click.option("--force", is_flag=True,
               help="Reuse a non-empty DIR, replacing only the demo's own files.")
 @click.option("--candidates", type=int, default=30, hidden=True,
-              help="Number of candidate versions (16-400; fewer runs faster).")
+              help="Number of candidate versions (16-100000; fewer runs faster).")
 def demo(directory: str, store: str | None, seed: int, force: bool, candidates: int) -> None:
     """Create a deployment with every plugin and drive a self-improving engine's history.
 

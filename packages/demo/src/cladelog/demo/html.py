@@ -14,7 +14,12 @@ from typing import Final
 from .charts import CHARTS, VERDICT_COLORS
 from .report_data import ReportData
 
-__all__ = ["CSS", "render_html"]
+__all__ = ["CSS", "PAGE_ROWS", "render_html"]
+
+#: Rows of a long table shown at once: the rest follow in pages of this many rows,
+#: each folded (``<details>``) until opened, so a 10,000-row table costs the browser
+#: nothing to lay out until a reader asks for it.
+PAGE_ROWS: Final = 200
 
 CSS: Final = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
@@ -63,6 +68,20 @@ def _num(value: float | None, digits: int = 2, sign: bool = False) -> str:
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence[str]],
            numeric: Iterable[int] = ()) -> str:
+    """A table; past :data:`PAGE_ROWS` rows, the first page and then folded pages."""
+    rows = list(rows)
+    if len(rows) <= PAGE_ROWS:
+        return _one_table(headers, rows, numeric)
+    parts = [_one_table(headers, rows[:PAGE_ROWS], numeric)]
+    for start in range(PAGE_ROWS, len(rows), PAGE_ROWS):
+        page = rows[start:start + PAGE_ROWS]
+        parts.append(_details(f"rows {start + 1}–{start + len(page)} of {len(rows)}",
+                              _one_table(headers, page, numeric)))
+    return "".join(parts)
+
+
+def _one_table(headers: Sequence[str], rows: Iterable[Sequence[str]],
+               numeric: Iterable[int] = ()) -> str:
     nums = set(numeric)
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = []

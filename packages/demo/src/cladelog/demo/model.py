@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 MIN_CANDIDATES: Final = 16
-MAX_CANDIDATES: Final = 400
+MAX_CANDIDATES: Final = 100_000
 ROLES: Final = ("strong", "modest", "neutral", "regression")
 
 
@@ -153,6 +153,27 @@ def _gain(rng: random.Random, role: str) -> float:
     return round(rng.uniform(low, high), 3)
 
 
+#: The largest round whose drawn roles keep the base weights (a 400-candidate demo's).
+ROUND_CAP: Final = 80
+
+
+def _role_weights(size: int) -> list[float]:
+    """The weights of the drawn roles of a round of ``size`` candidates.
+
+    Up to :data:`ROUND_CAP` candidates: strong 0.4, modest 0.25, neutral 0.15,
+    regression 0.2. A larger round draws as many strong and modest candidates as a
+    round of ``ROUND_CAP`` would (the rest neutral or regressions, in the same
+    proportion), so the engine's true strength moves as much per round at any size:
+    otherwise 10,000 candidates would carry it thousands of Elo past the fixed anchors,
+    where the anchor games are all wins and Law V has nothing left to measure.
+    """
+    if size <= ROUND_CAP:
+        return [0.4, 0.25, 0.15, 0.2]
+    k = (ROUND_CAP - 4) / (size - 4)
+    rest = 0.65 * (1.0 - k)
+    return [0.4 * k, 0.25 * k, 0.15 + rest * 0.15 / 0.35, 0.2 + rest * 0.2 / 0.35]
+
+
 def plan_rounds(config: DemoConfig) -> tuple[RoundPlan, ...]:
     """Split the candidates into rounds and give each a role and an oracle gain.
 
@@ -175,7 +196,7 @@ def plan_rounds(config: DemoConfig) -> tuple[RoundPlan, ...]:
             # leaves with it) cannot move R out of CONTINUE
             second = "strong"
         roles = ["strong", second, "neutral", "regression"]
-        roles += rng.choices(ROLES, weights=[0.4, 0.25, 0.15, 0.2], k=size - len(roles))
+        roles += rng.choices(ROLES, weights=_role_weights(size), k=size - len(roles))
         rng.shuffle(roles)
         plans = []
         for role in roles:

@@ -3,8 +3,9 @@
 :func:`collect` is the only function here that touches a deployment: it asks
 for the replayed projection states (``Deployment.replay``), the
 ``recorded_at`` of the events the report places on a time axis, and the gate's
-answer for every candidate (``Deployment.gate``, the same answer as
-``cladelog gate CANDIDATE``; Law V's current vote is read from those answers).
+answer for every candidate (``Deployment.gate_all``: one replay for all of them, each
+answer the same as ``cladelog gate CANDIDATE``; Law V's current vote is read from
+those answers).
 :func:`build_report_data` turns those into a :class:`ReportData` and is pure.
 """
 
@@ -383,19 +384,19 @@ def collect(deployment: Any, *, shown_as: str | None = None) -> ReportData:
     states = {p.name: p.state for p in replayed.projections}
     digests = {p.name: p.digest for p in replayed.projections}
     times = {e.position: e.recorded_at for e in deployment.store.read(types=_TIMED_TYPES)}
-    gate = []
     lawv_vote = None
     candidates = _candidates(states)
-    for candidate in candidates:
-        result = deployment.gate(candidate)
-        gate.append(GateRow(candidate, result.allowed,
-                            tuple((v.plugin, v.decision, v.reason) for v in result.votes)))
-    if "lawv.state" in states:
+    # one replay for every candidate: the states above are the ones the gate reads
+    # (Deployment.gate_all folds nothing new), each candidate asked as `cladelog gate` does
+    answers = deployment.gate_all(candidates or ([LAWV_PROBE] if "lawv.state" in states
+                                                 else []))
+    rows = [GateRow(r.candidate, r.allowed,
+                    tuple((v.plugin, v.decision, v.reason) for v in r.votes)) for r in answers]
+    gate = rows if candidates else []
+    if "lawv.state" in states and rows:
         # lawv's vote does not depend on the candidate (lawv README: an open HALT blocks,
         # otherwise the last check decides), so it is read from the gate's public answer
-        votes = gate[0].votes if gate else tuple(
-            (v.plugin, v.decision, v.reason) for v in deployment.gate(LAWV_PROBE).votes)
-        lawv_vote = next(((d, r) for p, d, r in votes if p == "lawv"), None)
+        lawv_vote = next(((d, r) for p, d, r in rows[0].votes if p == "lawv"), None)
     data = build_report_data(
         states, times, gate, config=shown_as or str(config_path or ""),
         store=_store_label(deployment.store.url, config_path),

@@ -6,7 +6,10 @@ from typing import Any
 
 from .report_data import ReportData
 
-__all__ = ["print_summary"]
+__all__ = ["MAX_ROWS", "print_summary"]
+
+#: The most rows a summary table prints (the HTML page has them all).
+MAX_ROWS = 20
 
 _STYLE = {"CONTINUE": "green", "ACCEPT": "green", "WARNING": "yellow", "MARGINAL": "yellow",
           "HALT": "bold red", "REJECT": "red", "GAP": "dim", "DEFECTIVE": "magenta",
@@ -42,10 +45,13 @@ def print_summary(data: ReportData, console: Any) -> None:
                      title_justify="left")
     for name in ("rank", "branch", "score", "weight", "verdict", "flags"):
         branches.add_column(name, justify="right" if name in ("score", "weight") else "left")
-    for b in data.branches:
+    for b in data.branches[:MAX_ROWS]:
         branches.add_row(str(b.rank), b.branch_id, f"{b.score:+.4f}", f"{b.weight:.3f}",
                          _styled(b.verdict), ", ".join(b.flags) or "–")
     console.print(branches)
+    if len(data.branches) > MAX_ROWS:
+        console.print(f"(the best {MAX_ROWS} of {len(data.branches)} branches; every one is "
+                      "in the HTML report)")
     mix = ", ".join(f"{_styled(v)} {n}" for v, n in data.verdict_mix.items()) or "none"
     console.print(f"ForkScore verdicts over {len(data.branch_sets)} branch set(s): {mix}")
     kinds: dict[str, int] = {}
@@ -55,12 +61,15 @@ def print_summary(data: ReportData, console: Any) -> None:
     gate = Table(title="Gate: blocked candidates", title_justify="left")
     gate.add_column("candidate")
     gate.add_column("why")
-    for row in data.gate:
-        if not row.allowed:
-            gate.add_row(row.candidate, "; ".join(f"{p}: {r}" for p, d, r in row.votes
-                                                   if d == "block"))
-    allowed = sum(1 for row in data.gate if row.allowed)
+    blocked = [row for row in data.gate if not row.allowed]
+    for row in blocked[:MAX_ROWS]:
+        gate.add_row(row.candidate, "; ".join(f"{p}: {r}" for p, d, r in row.votes
+                                               if d == "block"))
+    allowed = len(data.gate) - len(blocked)
     console.print(gate)
+    if len(blocked) > MAX_ROWS:
+        console.print(f"(the first {MAX_ROWS} of {len(blocked)} blocked candidates; every "
+                      "one is in the HTML report)")
     console.print(f"Gate: {allowed} of {len(data.gate)} candidate(s) allowed")
     if data.graph_sessions:
         console.print(f"Graph-engine sessions: {len(data.graph_sessions)} "
