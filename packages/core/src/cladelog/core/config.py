@@ -53,8 +53,9 @@ class DeploymentConfig:
         try:
             text = p.read_text(encoding="utf-8")
         except FileNotFoundError:
+            where = "here or in any folder above" if p == Path(DEFAULT_CONFIG) else "here"
             raise ConfigError(
-                f"{p}: no deployment file here (run 'cladelog init' or pass --config)"
+                f"{p}: no deployment file {where} (run 'cladelog init' or pass --config)"
             ) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{p}: cannot read the deployment file ({exc})") from None
