@@ -280,7 +280,9 @@ def _guard(call: Callable[[], Any]) -> Any:
               help="Deployment file (default: $CLADELOG_CONFIG, or the nearest "
                    "cladelog.toml in this folder or above).")
 @click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug) to stderr.")
-@click.version_option("0.1.0", prog_name="cladelog")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda ctx, _param, value: value and _print_versions(ctx),
+              help="Show every installed cladelog distribution's version and exit.")
 @click.pass_context
 def main(ctx: click.Context, config: str | None, verbose: int) -> None:
     """cladelog: an append-only, hash-chained event log with plugins that derive
@@ -294,6 +296,21 @@ def main(ctx: click.Context, config: str | None, verbose: int) -> None:
 
         configure_logging("debug" if verbose > 1 else "info")
     _freeze_at_exit()
+
+
+def _print_versions(ctx: click.Context) -> NoReturn:
+    """``--version``: each installed ``cladelog-*`` distribution and its version, core
+    first. The metadata is read only here, so start-up pays nothing for it."""
+    from importlib.metadata import distributions
+
+    found: dict[str, str] = {}
+    for dist in distributions():  # the first one on sys.path wins a name, as imports do
+        name = (dist.metadata["Name"] or "").strip()
+        if name.lower().replace("_", "-").startswith("cladelog-"):
+            found.setdefault(name.lower().replace("_", "-"), dist.version)
+    for name in sorted(found, key=lambda n: (n != "cladelog-core", n)):
+        click.echo(f"{name} {found[name]}")
+    ctx.exit(0)
 
 
 # -- helpers -------------------------------------------------------------------------------
