@@ -96,7 +96,7 @@ class DeploymentConfig:
 
     def to_toml(self, store_as_written: str | None = None) -> str:
         lines = [
-            "# cladelog deployment (see the README's integrator guide)",
+            "# cladelog deployment (see the integrator guide, docs/guides/integrator.md)",
             f"store = {_toml_value(store_as_written or self.store)}",
             f"plugins = {_toml_value(list(self.plugins))}",
         ]
