@@ -36,7 +36,7 @@ def test_a_blocked_gate_says_why_on_stderr(run: Any) -> None:
 
 
 def test_plugins_lists_hooks_of_other_plugins_specs_too(run: Any) -> None:
-    doc = json.loads(run("plugins", "--json").output)
+    doc = json.loads(run("plugins", "--json").stdout)
     rows = {p["name"]: p for p in doc["plugins"]}
     assert rows["complexity-term"]["hooks"] == ["fork_score_terms"]  # not a cladelog_* name
     assert "cladelog_event_types" in rows["fork-score"]["hooks"]

@@ -59,6 +59,22 @@ def test_report_without_a_deployment_file_exits_2(cli: Cli, tmp_path: Path) -> N
     assert "no deployment file" in result.output
 
 
+def test_report_finds_the_deployment_in_a_folder_above(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CLADELOG_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert cli("init", "-p", "receipts").exit_code == 0
+    below = tmp_path / "a" / "b"
+    below.mkdir(parents=True)
+    monkeypatch.chdir(below)
+    result = cli("report")  # the deployment above has nothing recorded yet
+    assert result.exit_code == 2
+    assert "nothing to report" in result.output
+    assert not (below / "report.html").exists() and not (tmp_path / "report.html").exists()
+    monkeypatch.chdir(tmp_path.parent)  # outside it: none found
+    assert "no deployment file" in cli("report").output
+
+
 def _one_error_line(result: Result) -> str:
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1, result.output

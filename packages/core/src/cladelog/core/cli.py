@@ -21,7 +21,6 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from . import __version__
 from ._gc import gc_paused
 
 # Importing builds many long-lived objects, which trigger collections that find nothing
@@ -310,9 +309,12 @@ def _guard(call: Callable[[], Any]) -> Any:
 
 @click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-c", "--config", metavar="FILE", envvar="CLADELOG_CONFIG",
-              help="Deployment file (default: ./cladelog.toml, or $CLADELOG_CONFIG).")
+              help="Deployment file (default: $CLADELOG_CONFIG, or the nearest "
+                   "cladelog.toml in this folder or above).")
 @click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug) to stderr.")
-@click.version_option(__version__, prog_name="cladelog")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda ctx, _param, value: value and _print_versions(ctx),
+              help="Show every installed cladelog distribution's version and exit.")
 @click.pass_context
 def main(ctx: click.Context, config: str | None, verbose: int) -> None:
     """cladelog: an append-only, hash-chained event log with plugins that derive
@@ -326,6 +328,21 @@ def main(ctx: click.Context, config: str | None, verbose: int) -> None:
 
         configure_logging("debug" if verbose > 1 else "info")
     _freeze_at_exit()
+
+
+def _print_versions(ctx: click.Context) -> NoReturn:
+    """``--version``: each installed ``cladelog-*`` distribution and its version, core
+    first. The metadata is read only here, so start-up pays nothing for it."""
+    from importlib.metadata import distributions
+
+    found: dict[str, str] = {}
+    for dist in distributions():  # the first one on sys.path wins a name, as imports do
+        name = (dist.metadata["Name"] or "").strip()
+        if name.lower().replace("_", "-").startswith("cladelog-"):
+            found.setdefault(name.lower().replace("_", "-"), dist.version)
+    for name in sorted(found, key=lambda n: (n != "cladelog-core", n)):
+        click.echo(f"{name} {found[name]}")
+    ctx.exit(0)
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -473,7 +490,8 @@ def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...]) -> Non
     from .config import DeploymentConfig, find_config
     from .deployment import Deployment
 
-    path = find_config(ctx.find_root().params.get("config"))
+    # init acts on the working directory (as 'git init' does), not on a deployment above it
+    path = find_config(ctx.find_root().params.get("config"), search=False)
     if _config_exists(path):
         cfg = DeploymentConfig.load(path)
         if (store and DeploymentConfig.from_dict({"store": store}, path=path).store != cfg.store) \
@@ -507,8 +525,13 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
     from .hookspecs import HOOKSPEC_VERSION, PROJECT
     from .plugins import PluginInfo, installed_plugins
 
-    path = find_config(ctx.find_root().params.get("config"))
+    given = ctx.find_root().params.get("config")
+    path = find_config(given)
     enabled = DeploymentConfig.load(path).plugins if _config_exists(path) else ()
+    if not _config_exists(path):
+        where = f"{path}: no such deployment file" if given else "no cladelog.toml found"
+        click.echo(f"warning: {where}: no plugin is enabled (listing the installed ones)",
+                   err=True)
     rows = []
     for name, ep in sorted(installed_plugins().items()):
         row: dict[str, Any] = {"name": name, "enabled": name in enabled,
@@ -597,8 +620,13 @@ def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
 @pass_deployment
 def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
         stop: int | None, tail: int | None, as_json: bool) -> None:
-    """List events, oldest first, with filters."""
-    events: Iterator[Any] = dep.store.read(start, stop, stream=stream, types=types or None)
+    """List events, oldest first, with filters.
+
+    --type takes an event type or a glob over the known ones ('lawv.*'); an
+    unknown type is refused with the list of known types.
+    """
+    selected = _select_types(dep, types) if types else None
+    events: Iterator[Any] = dep.store.read(start, stop, stream=stream, types=selected)
     if tail:
         from collections import deque
 
@@ -612,6 +640,35 @@ def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
                 data = data[:67] + "..."
             click.echo(f"{e.position:>8}  {e.recorded_at}  {e.stream}@{e.stream_version}  "
                        f"{e.type}  {data}")
+
+
+def _select_types(dep: Deployment, patterns: tuple[str, ...]) -> list[str]:
+    """The event types ``--type`` names: each pattern is a type or an fnmatch glob over the
+    types the enabled plugins register. A plain name no plugin here registers is still
+    accepted when the log holds events of it (a plugin not enabled here wrote them);
+    anything else is refused, listing the known types."""
+    from fnmatch import fnmatchcase
+
+    known = list(dep.registry)
+    selected: list[str] = []
+    for pattern in patterns:
+        glob = any(c in pattern for c in "*?[")
+        if glob:
+            matched = [name for name in known if fnmatchcase(name, pattern)]
+        elif pattern in known or _log_holds_type(dep, pattern):
+            matched = [pattern]
+        else:
+            matched = []
+        if not matched:
+            what = "no known event type matches" if glob else "unknown event type"
+            fail(f"--type: {what} {pattern[:80]!r} (known: {', '.join(known) or 'none'})")
+        selected.extend(name for name in matched if name not in selected)
+    return selected
+
+
+def _log_holds_type(dep: Deployment, name: str) -> bool:
+    # the abandoned reader is closed as soon as it is dropped (reference counting)
+    return next(dep.store.read(types=[name]), None) is not None
 
 
 @main.command()

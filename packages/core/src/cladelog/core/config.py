@@ -61,8 +61,9 @@ class DeploymentConfig:
         try:
             text = p.read_text(encoding="utf-8")
         except FileNotFoundError:
+            where = "here or in any folder above" if p == Path(DEFAULT_CONFIG) else "here"
             raise ConfigError(
-                f"{p}: no deployment file here (run 'cladelog init' or pass --config)"
+                f"{p}: no deployment file {where} (run 'cladelog init' or pass --config)"
             ) from None
         except (OSError, ValueError) as exc:  # ValueError: not UTF-8, a NUL in the name
             raise ConfigError(f"{p}: cannot read the deployment file ({exc})") from None
@@ -118,7 +119,7 @@ class DeploymentConfig:
 
     def to_toml(self, store_as_written: str | None = None) -> str:
         lines = [
-            "# cladelog deployment (see the README's integrator guide)",
+            "# cladelog deployment (see the integrator guide, docs/guides/integrator.md)",
             f"store = {_toml_value(store_as_written or self.store)}",
             f"plugins = {_toml_value(list(self.plugins))}",
         ]

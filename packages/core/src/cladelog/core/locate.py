@@ -13,15 +13,47 @@ __all__ = [
     "enabled_plugins",
     "entry_point_values",
     "find_config",
+    "search_config",
 ]
 
 DEFAULT_CONFIG = "cladelog.toml"
 CONFIG_ENV = "CLADELOG_CONFIG"
 
 
-def find_config(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The deployment file to use: the explicit one, ``$CLADELOG_CONFIG``, or ./cladelog.toml."""
-    return Path(explicit or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG)
+def find_config(explicit: str | os.PathLike[str] | None = None, *, search: bool = True) -> Path:
+    """The deployment file to use.
+
+    In order: ``explicit`` (``--config``), ``$CLADELOG_CONFIG``, then the nearest
+    ``cladelog.toml`` in the working directory or any folder above it, as git finds
+    ``.git`` (returned as ``cladelog.toml`` in the working directory, as an absolute
+    path above it). When none is found, or ``search`` is false (``cladelog init``
+    writes a new file here), the result is ``cladelog.toml`` in the working
+    directory, which may not exist: callers check ``exists()``.
+    """
+    given = explicit or os.environ.get(CONFIG_ENV)
+    if given:
+        return Path(given)
+    if search:
+        found = search_config()
+        if found is not None:
+            return found
+    return Path(DEFAULT_CONFIG)
+
+
+def search_config(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The nearest ``cladelog.toml`` in ``start`` (default: the working directory) or a
+    folder above it, or ``None``. One ``stat`` per folder level, so it is cheap."""
+    try:
+        here = Path(start) if start is not None else Path.cwd()
+    except OSError:  # the working directory was removed
+        return None
+    if (here / DEFAULT_CONFIG).is_file():
+        return here / DEFAULT_CONFIG if start is not None else Path(DEFAULT_CONFIG)
+    for folder in here.absolute().parents:
+        candidate = folder / DEFAULT_CONFIG
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def enabled_plugins(path: Path) -> list[str]:

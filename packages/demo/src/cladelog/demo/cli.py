@@ -18,8 +18,7 @@ from cladelog.core import EXIT_BAD_INPUT, EXIT_FAILED, fail
 
 __all__ = ["demo", "report"]
 
-#: How cladelog finds the deployment file (the top README's operator guide).
-CONFIG_ENV = "CLADELOG_CONFIG"
+#: The deployment file's name (core's ``find_config`` finds it).
 DEFAULT_CONFIG = "cladelog.toml"
 
 
@@ -140,7 +139,7 @@ def demo(directory: str, store: str | None, seed: int, force: bool, candidates: 
 @click.command("report")
 @click.option("-c", "--config", "config", metavar="FILE", default=None,
               help="Deployment file (default: cladelog's --config, $CLADELOG_CONFIG or "
-                   "./cladelog.toml).")
+                   "the nearest cladelog.toml in this folder or above).")
 @click.option("--html", "html_file", metavar="FILE", default=None,
               help="Where to write the HTML report (default: report.html next to the "
                    "deployment file); a file, not a folder.")
@@ -156,14 +155,16 @@ def report(ctx: click.Context, config: str | None, html_file: str | None) -> Non
     with a message (no page is written).
     """
     from cladelog.core import CladelogError
+    from cladelog.core.config import find_config
 
     from .errors import ReportError, ReportPathError, ReportVerificationError
     from .report import check_html_target, write_report
     from .terminal import print_summary
 
     root_config = ctx.find_root().params.get("config") if ctx.parent is not None else None
-    # as every cladelog command: --config, else $CLADELOG_CONFIG, else ./cladelog.toml
-    path = Path(config or root_config or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG)
+    # as every cladelog command: --config, else $CLADELOG_CONFIG, else the nearest
+    # cladelog.toml in the working directory or a folder above it
+    path = find_config(config or root_config)
     if path.is_dir():
         fail(f"--config: {path} is a folder; give the deployment file "
              f"(for example {path / DEFAULT_CONFIG})")

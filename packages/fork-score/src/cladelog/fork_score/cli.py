@@ -10,9 +10,11 @@ prints the scored fork as one JSON object with sorted keys and exits
   stderr and no traceback; nothing is appended then.
 
 Where a deployment file is found (``--config`` of the root command,
-``$CLADELOG_CONFIG`` or ``./cladelog.toml``) and enables fork-score, scoring
-uses its term plugins and ``[settings.fork-score]``; with no deployment file
-it is the pure function with the defaults. ``--branch-set`` records the result
+``$CLADELOG_CONFIG``, or the nearest ``cladelog.toml`` in the working directory
+or a folder above it) and enables fork-score, scoring uses its term plugins and
+``[settings.fork-score]``; with no deployment file (or one that does not enable
+fork-score) it is the pure function with the defaults, and a ``warning:`` line
+on stderr says so. ``--branch-set`` records the result
 as a ``fork_score.branch_scored`` event and needs a deployment.
 
 ``fork-score branch-set list`` and ``fork-score branch-set show ID`` read the
@@ -149,11 +151,21 @@ def _open_deployment(ctx: click.Context, need: str | None) -> Any:
     """
     from cladelog.core import find_config, pass_deployment
 
-    path = find_config(ctx.find_root().params.get("config"))
+    given = ctx.find_root().params.get("config")
+    path = find_config(given)
     if not path.exists():
         if need is not None:
             raise _BadInput(f"{need}: needs a deployment, and {path} does not exist "
                             "(run 'cladelog init -p fork-score' or pass --config)")
+        # scoring still works, but a deployment's weights and terms would change the
+        # result: never drop them without a word
+        if given:
+            _warn_later(ctx, f"{path}: no such deployment file: default weights, "
+                        "no plugin terms")
+        else:
+            _warn_later(ctx, "no cladelog.toml found: default weights, no plugin terms "
+                        "(searched this folder and every folder above; --config FILE "
+                        "names one)")
         return None
     def current(dep: Any) -> Any:
         return dep
@@ -162,8 +174,21 @@ def _open_deployment(ctx: click.Context, need: str | None) -> Any:
     if "fork-score" not in deployment.plugin_versions:
         if need is not None:
             raise _BadInput(f"{need}: fork-score is not enabled in the deployment {path}")
+        _warn_later(ctx, f"{path} does not enable fork-score: default weights, "
+                    "no plugin terms")
         return None
     return deployment
+
+
+def _warn_later(ctx: click.Context, message: str) -> None:
+    """Keep a warning for :func:`_show_warnings`: shown with a result, not with an error
+    (bad input stays one ``error:`` line)."""
+    ctx.meta.setdefault("fork_score.warnings", []).append(message)
+
+
+def _show_warnings(ctx: click.Context) -> None:
+    for message in ctx.meta.pop("fork_score.warnings", ()):
+        click.echo(f"warning: {message}", err=True)
 
 
 @click.group(name="fork-score")
@@ -263,6 +288,7 @@ def score_command(
     context = ScoringContext() if deployment is None else scoring_context(deployment)
     result = run_score(parent_path, child_path, weights_path, scalars,
                        on_scored=record if branch else None, context=context)
+    _show_warnings(ctx)
     doc = result.to_dict()
     if recorded:
         event = recorded[0]
@@ -362,7 +388,8 @@ def branch_set_show(
 
 @click.group(name="fork-score")
 @click.option("-c", "--config", metavar="FILE", envvar="CLADELOG_CONFIG",
-              help="Deployment file (default: ./cladelog.toml, or $CLADELOG_CONFIG).")
+              help="Deployment file (default: $CLADELOG_CONFIG, or the nearest "
+                   "cladelog.toml in this folder or above).")
 def standalone(config: str | None) -> None:
     """ForkScore without the cladelog root command (python -m cladelog.fork_score).
 
