@@ -2,3 +2,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def cladelog_plugins() -> list[str]:
+    """consensus with fork-score (the auditor behind ``consensus_audit``)."""
+    return ["fork-score", "consensus"]

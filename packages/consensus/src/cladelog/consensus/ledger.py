@@ -278,7 +278,7 @@ class Ledger:
             raise _fail(f"vote.validator: {vid!r} is not in the frozen validator set of {pid!r}")
         if record["tombstoned"]:
             raise _fail(f"vote.validator: {vid!r} is tombstoned; its votes are refused")
-        first, last = self.window(proposal)
+        last = self.window(proposal)[1]
         if self.epoch > last or proposal["outcome"] in (NOT_FINALIZED, OVERTURNED):
             raise _fail(f"vote.proposal: the voting window of {pid!r} is closed "
                         f"({proposal['outcome']})")
@@ -291,6 +291,7 @@ class Ledger:
             if counted["digest"] == data["digest"] or counted["decision"] == decision:
                 raise _fail(f"vote: {vid!r} already voted {counted['decision']} on {pid!r}")
             # a conflicting second statement: appended as evidence, never counted
+            self._check_new_evidence(counted["digest"], statement["digest"])
             if decision == "accept":
                 proposal["accepted_by"].setdefault(vid, statement)
             self._equivocation(vid, "double_vote", counted, statement, [pid], out)
@@ -333,15 +334,21 @@ class Ledger:
             later = max(other["epoch"], statement["epoch"])
             if self._overturned_by(proposal, later) or self._overturned_by(sibling, later):
                 continue
+            if evidence_id(other["digest"], statement["digest"]) in self.state["evidence"]:
+                continue  # already submitted as evidence: recorded once
             self._equivocation(vid, "conflicting_children", other, statement,
                                [sibling_id, proposal["candidate"]], out)
             return
 
-    def _equivocation(self, vid: str, kind: str, one: dict[str, Any], two: dict[str, Any],
-                      proposals: list[str], out: list[Consequence]) -> None:
-        eid = evidence_id(one["digest"], two["digest"])
+    def _check_new_evidence(self, one: str, two: str) -> None:
+        eid = evidence_id(one, two)
         if eid in self.state["evidence"]:
             raise _fail(f"evidence: this pair of statements is already recorded ({eid[:16]})")
+
+    def _equivocation(self, vid: str, kind: str, one: dict[str, Any], two: dict[str, Any],
+                      proposals: list[str], out: list[Consequence]) -> None:
+        self._check_new_evidence(one["digest"], two["digest"])
+        eid = evidence_id(one["digest"], two["digest"])
         record = self.validator(vid)
         slashed = not record["tombstoned"]
         self.state["evidence"][eid] = {
@@ -435,6 +442,7 @@ class Ledger:
         if age > max_age:
             raise _fail(f"evidence: is {age} epochs old, older than the policy's evidence max "
                         f"age {max_age}")
+        self._check_new_evidence(one["digest"], two["digest"])
         for statement, proposal in ((one, p1), (two, p2)):
             if statement["decision"] == "accept":
                 proposal["accepted_by"].setdefault(

@@ -32,7 +32,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-
 from cladelog.consensus.errors import ConsensusInputError
 
 __all__ = [
