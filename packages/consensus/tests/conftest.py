@@ -4,7 +4,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture

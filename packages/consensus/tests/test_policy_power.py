@@ -44,11 +44,11 @@ def test_bad_fields_are_named(field: str, value: object) -> None:
 
 
 def test_unknown_and_missing_fields() -> None:
-    with pytest.raises(ConsensusInputError, match="policy.quorum: unknown field"):
+    with pytest.raises(ConsensusInputError, match=r"policy\.quorum: unknown field"):
         parse_policy({**policy_doc(), "quorum": "2/3"})
     doc = policy_doc()
     del doc["min_bond"]
-    with pytest.raises(ConsensusInputError, match="policy.min_bond: missing"):
+    with pytest.raises(ConsensusInputError, match=r"policy\.min_bond: missing"):
         parse_policy(doc)
 
 

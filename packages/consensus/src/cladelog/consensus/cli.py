@@ -47,11 +47,10 @@ def keygen(name: str, out_dir: str) -> None:
     """Make an Ed25519 validator key named NAME (the validator id)."""
     from pathlib import Path
 
-    from cladelog.core.cli import fail
-
     from cladelog.consensus.errors import ConsensusInputError
     from cladelog.consensus.policy import check_id
     from cladelog.consensus.signing import generate_key
+    from cladelog.core.cli import fail
 
     try:
         check_id(name, "NAME")
@@ -81,10 +80,9 @@ def policy() -> None:
 @pass_deployment
 def policy_set(dep: Deployment, file: str) -> None:
     """Set a new policy version from a JSON FILE (see the README for the fields)."""
-    from cladelog.core.cli import read_json_file
-
     from cladelog.consensus.commands import append_inputs
     from cladelog.consensus.policy import parse_policy
+    from cladelog.core.cli import read_json_file
 
     doc = parse_policy(read_json_file(file), "policy").to_dict()
     append_inputs(dep, [("consensus.policy_set", {"policy": doc})])
@@ -228,9 +226,8 @@ def vote(dep: Deployment, proposal: str, key: str, inputs_path: str, out: str | 
 def submit(dep: Deployment, files: tuple[str, ...]) -> None:
     """Append signed statements (votes, proposals, bonds...) made elsewhere, in order;
     all of them or none."""
-    from cladelog.core.cli import read_json_file
-
     from cladelog.consensus.commands import append_inputs, input_for_envelope
+    from cladelog.core.cli import read_json_file
 
     inputs = [input_for_envelope(read_json_file(f), f) for f in files]
     consequences = append_inputs(dep, inputs)
@@ -243,10 +240,9 @@ def submit(dep: Deployment, files: tuple[str, ...]) -> None:
 @pass_deployment
 def evidence(dep: Deployment, file: str) -> None:
     """Submit equivocation evidence: FILE holds {"first": envelope, "second": envelope}."""
-    from cladelog.core.cli import read_json_file
-
     from cladelog.consensus.commands import append_inputs
     from cladelog.consensus.errors import ConsensusInputError
+    from cladelog.core.cli import read_json_file
 
     doc = read_json_file(file)
     if not isinstance(doc, dict) or set(doc) != {"first", "second"}:

@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cladelog.core import PluginInfo, hookimpl
-
 from cladelog.consensus.gate import ConsensusSettings
+from cladelog.core import PluginInfo, hookimpl
 
 if TYPE_CHECKING:
     import click
@@ -93,10 +92,9 @@ def cladelog_gate_vote(
     candidate: str, states: Mapping[str, Any], deployment: Deployment
 ) -> Vote | None:
     """Block a candidate until it is settled (or finalized, when the settings allow it)."""
-    from cladelog.core import Vote
-
     from cladelog.consensus.gate import decide
     from cladelog.consensus.projections import PROJECTION_NAME
+    from cladelog.core import Vote
 
     state = states.get(PROJECTION_NAME)
     if state is None:

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cladelog.core import Projection, RecordedEvent
-
 from cladelog.consensus.errors import ConsensusInputError
 from cladelog.consensus.events import CONSEQUENCE_TYPES, INPUT_KINDS, SIGNED_KINDS
 from cladelog.consensus.ledger import Consequence, Ledger, initial_state
+from cladelog.core import Projection, RecordedEvent
 
 __all__ = ["CONSENSUS_STATE", "PROJECTION_NAME", "apply", "decode_input", "summary"]
 
