@@ -308,7 +308,7 @@ class Ledger:
         else:
             proposal["reject_power"] += power
 
-    def _overlap(self, one: dict[str, Any], two: dict[str, Any]) -> bool:
+    def overlap(self, one: dict[str, Any], two: dict[str, Any]) -> bool:
         (a1, b1), (a2, b2) = self.window(one), self.window(two)
         return not (b1 < a2 or b2 < a1)
 
@@ -384,7 +384,7 @@ class Ledger:
         if proposal["sibling_blocked"]:
             winner = self.state["finalized_child"].get(parent)
             other = None if winner is None else self.state["proposals"][winner]
-            if (other is not None and self._overlap(other, proposal)
+            if (other is not None and self.overlap(other, proposal)
                     and not any(c["candidates"] == [winner, pid]
                                 for c in self.state["conflicts"])):
                 both = sorted(set(other["accepted_by"]) & set(proposal["accepted_by"]))
