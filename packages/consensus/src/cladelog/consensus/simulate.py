@@ -38,7 +38,6 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-
 from cladelog.consensus.ledger import GENESIS, Ledger
 
 __all__ = ["LedgerSink", "LogSink", "SimConfig", "Sink", "run", "sim_policy"]
@@ -257,7 +256,7 @@ def run(config: SimConfig, sink: Sink,
         children = [c for c in (honest_cid, byz_cid) if c is not None]
         split = set(rng.sample(honest, len(honest) // 2)) if partition and byz_cid else set()
 
-        def honest_votes(group: list[str]) -> None:
+        def honest_votes(group: list[str], children: list[str], split: set[str]) -> None:
             for vid in group:
                 order = list(reversed(children)) if vid in split else children
                 for cid in order:
@@ -280,7 +279,7 @@ def run(config: SimConfig, sink: Sink,
                         vote(vid, cid, "reject")
 
         first = [v for v in honest if v not in split]
-        honest_votes(first)
+        honest_votes(first, children, split)
         coordinated = bool(split) and byz_cid is not None and byz_cid not in bad
         for vid in byz_active:
             behaviour = ("equivocate" if coordinated else
@@ -299,7 +298,7 @@ def run(config: SimConfig, sink: Sink,
                     actions[vid].append(f"accept:{byz_cid}")
             else:
                 actions[vid].append("withhold")
-        honest_votes([v for v in honest if v in split])
+        honest_votes([v for v in honest if v in split], children, split)
         for cid in sorted(bad):
             record = sink.ledger.state["proposals"].get(cid)
             if record is not None and record["outcome"] == "finalized":
