@@ -119,8 +119,8 @@ def record_in_parts(reg: Any, envelopes: list[dict[str, Any]]) -> dict[str, floa
 
 def run(args: Any) -> int:
     from cladelog.core import Deployment, DeploymentConfig
+    from cladelog.core.transparency.merkle import MerkleTree, leaf_hash, verify_inclusion
     from cladelog.receipts import Register, generate_key, parse_signer_key
-    from cladelog.receipts.merkle import MerkleTree, leaf_hash, verify_inclusion
 
     leaves = max(int(getattr(args, "events", 100_000)), 1)
     n = min(RECEIPTS, leaves)

@@ -45,6 +45,21 @@ class SQLiteHarness:
             db.close()
 
 
+    def unprotected(self, store: Any, sql: str) -> None:
+        db = sqlite3.connect(store.path, isolation_level=None)
+        try:
+            for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"
+                                      ).fetchall():
+                db.execute(f"DROP TRIGGER {name}")
+            db.execute(sql)
+        finally:
+            db.close()
+
+    def cut_tail(self, store: Any, keep: int) -> None:
+        self.unprotected(store, f"DELETE FROM events WHERE position > {int(keep)}")
+        self.unprotected(store, f"DELETE FROM batches WHERE last_position > {int(keep)}")
+
+
 @pytest.fixture
 def sqlite_harness(tmp_path: Path) -> SQLiteHarness:
     return SQLiteHarness(tmp_path)
@@ -223,6 +238,21 @@ class PostgresHarness:
                                  (value, position))
             finally:
                 conn.execute("ALTER TABLE events ENABLE TRIGGER events_no_update")
+
+    def unprotected(self, store: Any, sql: str) -> None:
+        with self._conn(store) as conn:
+            # a superuser's switch: ordinary triggers (and rules) do not fire
+            conn.execute("SET session_replication_role = replica")
+            conn.execute(sql)
+
+    def cut_tail(self, store: Any, keep: int) -> None:
+        with self._conn(store) as conn, conn.transaction():
+            conn.execute("SET LOCAL session_replication_role = replica")
+            conn.execute("DELETE FROM events WHERE position > %s", (keep,))
+            conn.execute("DELETE FROM batches WHERE last_position > %s", (keep,))
+            conn.execute("UPDATE cladelog_head SET position = %s, hash = COALESCE((SELECT "
+                         "hash FROM events WHERE position = %s), hash) WHERE id = 1",
+                         (keep, keep))
 
     def drop_all(self) -> None:
         for store in self.stores:

@@ -12,7 +12,9 @@ MODULES = [
     "cladelog.core.hookspecs",
     "cladelog.core.elo",
     "cladelog.core.cli",
+    "cladelog.core.strictjson",
     "cladelog.core.testing",
+    "cladelog.core.transparency",
 ]
 
 

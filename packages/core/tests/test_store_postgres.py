@@ -64,7 +64,7 @@ def test_init_twice_and_the_schema_table(pg_harness: Any) -> None:
     with PostgresStore(url, create=True) as s:
         s.append(prepared("a", 2))
     with PostgresStore(url, create=True) as s:
-        assert s.schema_version() == 2
+        assert s.schema_version() == 3
         assert s.head().position == 2
         assert s.verify().ok
 
@@ -451,7 +451,7 @@ def test_a_version_1_log_is_upgraded_by_init_only(pg_harness: Any, tmp_path: Pat
     with pytest.raises(StoreError, match="schema version 1; run 'cladelog init' to upgrade"):
         PostgresStore(url)
     with PostgresStore(url, create=True) as s:
-        assert s.schema_version() == 2
+        assert s.schema_version() == 3
         assert s.verify().ok
         assert [(e.hash, e.body, e.data) for e in s.read()] == \
                [(e.hash, e.body, e.data) for e in events]
@@ -459,3 +459,45 @@ def test_a_version_1_log_is_upgraded_by_init_only(pg_harness: Any, tmp_path: Pat
         assert s.verify().ok and s.head().position == len(events) + 1
         with pytest.raises(Exception, match="append-only"):
             pg_harness.raw_execute(s, "UPDATE events SET stream = 'x'")
+
+
+# -- upgrading a version-2 log ----------------------------------------------------------------
+# Version 3 added exactly these to version 2 (the protection of the idempotency records):
+# removing them from a store leaves what version 2 created.
+_V3_ADDITIONS_REMOVED = """
+DROP TRIGGER batches_no_rewrite ON batches;
+DROP TRIGGER batches_no_truncate ON batches;
+DROP TRIGGER batches_with_their_batch ON batches;
+DROP FUNCTION cladelog_refuse_batch_rewrite();
+DROP FUNCTION cladelog_batch_with_its_events();
+DELETE FROM cladelog_schema WHERE version = 3;
+INSERT INTO cladelog_schema VALUES (2, '2026-12-01T00:00:00.000000Z');
+"""
+
+
+def test_a_version_2_log_is_upgraded_to_3_by_init_only(pg_harness: Any) -> None:
+    from cladelog.core.testing.conformance import clock
+
+    store = pg_harness.new()
+    store.append(prepared("a", 3), clock=clock)
+    first = store.append(prepared("b", 2), idempotency_key="batch-A", clock=clock)
+    store.close()
+    with pg_harness._conn(store) as conn:
+        conn.execute(_V3_ADDITIONS_REMOVED)
+        conn.execute("DELETE FROM batches WHERE key LIKE 'auto:%'")  # shows the upgrade
+    url = pg_harness.url(store.schema)
+    with pytest.raises(StoreError, match="schema version 2; run 'cladelog init' to upgrade "
+                                         "it to 3"):
+        PostgresStore(url)
+    with PostgresStore(url, create=True) as s:
+        assert s.upgraded_from == 2 and s.schema_version() == 3
+        assert s.verify().ok
+        again = s.append(prepared("b", 2), idempotency_key="batch-A", clock=clock)
+        assert [e.hash for e in again] == [e.hash for e in first] and s.head().position == 5
+        for sql in ("DELETE FROM batches", "UPDATE batches SET digest = 'x'",
+                    "TRUNCATE batches"):
+            with pytest.raises(Exception, match="idempotency records are append-only"):
+                pg_harness.raw_execute(s, sql)
+        assert [r.key for r in s.batch_records()] == ["batch-A"]
+    with PostgresStore(url, create=True) as s:
+        assert s.upgraded_from is None and s.verify().ok

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+from typing import Any
+
 import pytest
 from cladelog.core.errors import StoreError
 from cladelog.core.store import open_store
 from cladelog.core.store.sqlite import SQLiteStore
-from cladelog.core.testing.conformance import StoreConformance
+from cladelog.core.testing.conformance import StoreConformance, clock, prepared
 
 
 class TestSQLiteConformance(StoreConformance):
@@ -32,9 +36,9 @@ def test_schema_creation_is_safe_to_repeat(tmp_path):  # type: ignore[no-untyped
     path = tmp_path / "log.sqlite3"
     with SQLiteStore(path, create=True) as s:
         s.append([], clock=None)
-        assert s.schema_version() == 2
+        assert s.schema_version() == 3
     with SQLiteStore(path, create=True) as s:
-        assert s.schema_version() == 2
+        assert s.schema_version() == 3
         assert s.head().position == 0
 
 
@@ -95,7 +99,7 @@ def test_a_version_1_log_is_upgraded_by_init_only(tmp_path):  # type: ignore[no-
     with pytest.raises(StoreError, match="schema version 1; run 'cladelog init' to upgrade"):
         SQLiteStore(path)
     with SQLiteStore(path, create=True) as s:  # what `cladelog init` does
-        assert s.schema_version() == 2
+        assert s.schema_version() == 3
         assert s.verify().ok
         assert [(e.hash, e.body, e.data, e.meta) for e in s.read()] == \
                [(e.hash, e.body, e.data, e.meta) for e in events]
@@ -288,3 +292,84 @@ def test_a_damaged_data_column_at_the_end_of_a_page_is_named(sqlite_harness, val
     assert caught.value.position == 16
     report = store.verify()
     assert not report.ok and report.position == 16
+
+
+# -- upgrading a version-2 log ----------------------------------------------------------------
+# tests/data/store-schema-v2.sqlite3 was written by cladelog with store schema version 2 (the
+# release before the idempotency records were protected): 7 events in 4 batches, two of
+# them appended under the keys batch-A (positions 4..5) and batch-B (7), and a checkpoint
+# of a projection "test.count" at the head.
+V2_STORE = Path(__file__).parent / "data" / "store-schema-v2.sqlite3"
+V2_HEAD = "f21dc0a42ad9a3204401ae91d08f2768f218e71c30ae80aa5f5665acbc6b6426"
+
+
+def _v2_copy(tmp_path: Path, name: str = "v2.sqlite3") -> Path:
+    path = tmp_path / name
+    shutil.copyfile(V2_STORE, path)
+    return path
+
+
+def test_a_version_2_log_is_upgraded_to_3_by_init_only(tmp_path: Path) -> None:
+    import sqlite3
+
+    from cladelog.core.store.base import PreparedEvent
+
+    path = _v2_copy(tmp_path)
+    with pytest.raises(StoreError, match="schema version 2; run 'cladelog init' to upgrade "
+                                         "it to 3"):
+        SQLiteStore(path)
+    with SQLiteStore(path, create=True) as s:  # what `cladelog init` does
+        assert s.upgraded_from == 2 and s.schema_version() == 3
+        assert s.head().position == 7 and s.head().hash == V2_HEAD
+        # the records version 2 wrote check out against their events (their digests were
+        # computed by that release)
+        assert [(r.key, r.first, r.last) for r in s.batch_records()] == \
+               [("batch-A", 4, 5), ("batch-B", 7, 7)]
+        assert s.verify().ok
+        # a retry of batch-A finds its record and appends nothing
+        retry = [PreparedEvent("orders", "test.happened", 1, {"n": n}, {"actor": "v2-writer"})
+                 for n in (3, 4)]
+        again = s.append(retry, idempotency_key="batch-A")
+        assert [e.position for e in again] == [4, 5] and s.head().position == 7
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        for sql in ("DELETE FROM batches", "UPDATE batches SET digest = 'x'",
+                    "INSERT OR REPLACE INTO batches VALUES ('batch-A', 'x', 7, 7)"):
+            with pytest.raises(sqlite3.DatabaseError, match="idempotency record"):
+                db.execute(sql)
+        assert db.execute("SELECT version FROM cladelog_schema ORDER BY version").fetchall() \
+            == [(2,), (3,)]
+    finally:
+        db.close()
+    with SQLiteStore(path, create=True) as s:  # a second init changes nothing
+        assert s.upgraded_from is None and s.verify().ok
+
+
+def test_init_upgrades_a_version_2_store_and_says_so(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from cladelog.core.cli import main
+    from click.testing import CliRunner
+
+    _v2_copy(tmp_path, "cladelog.sqlite3")
+    (tmp_path / "cladelog.toml").write_text('store = "cladelog.sqlite3"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    before = runner.invoke(main, ["verify"])
+    assert before.exit_code == 2 and "schema version 2; run 'cladelog init'" in before.output
+    done = runner.invoke(main, ["init"])
+    assert done.exit_code == 0, done.output
+    assert "upgraded the store's schema from version 2" in done.output
+    assert "head 7" in done.output
+    assert runner.invoke(main, ["verify"]).exit_code == 0
+
+
+def test_insert_or_replace_cannot_rewrite_an_idempotency_record(sqlite_harness: Any) -> None:
+    import sqlite3
+
+    store = sqlite_harness.new()
+    store.append(prepared("a", 2), idempotency_key="k", clock=clock)
+    with pytest.raises(sqlite3.DatabaseError, match="idempotency record is written once"):
+        sqlite_harness.raw_execute(store, "INSERT OR REPLACE INTO batches VALUES "
+                                          "('k', 'x', 2, 2)")
+    assert store.verify().ok
+    assert store.append(prepared("a", 2), idempotency_key="k", clock=clock)[0].position == 1

@@ -155,7 +155,7 @@ def test_directory_is_unreadable(tmp_path: Path) -> None:
     ("text", "fragment"),
     [
         ("{not json", "invalid JSON"),
-        ('{"batteries": {"5S": {"syntax": {"parse_pass_rate": NaN}}}}', "NaN is not a JSON"),
+        ('{"batteries": {"5S": {"syntax": {"parse_pass_rate": NaN}}}}', "NaN is not valid JSON"),
         ("", "invalid JSON"),
         ("[" * 50000, "invalid JSON"),
     ],
@@ -170,7 +170,7 @@ def test_not_utf8_exits_2(tmp_path: Path) -> None:
     parent = write(tmp_path, "p.json", make_doc(0.5))
     child = tmp_path / "c.json"
     child.write_bytes(b'{"batteries": "\xff"}')
-    assert_one_line_error(run("--parent", parent, "--child", str(child)), "not UTF-8")
+    assert_one_line_error(run("--parent", parent, "--child", str(child)), "not valid UTF-8")
 
 
 def test_schema_error_exits_2_with_the_path(tmp_path: Path) -> None:

@@ -427,7 +427,7 @@ def test_verify_proof_malformed_files_exit_2(cladelog_env: Any, proved: dict[str
                                            "--leaf", proved["leaf"]), 2)
     assert "i.proof: index: 'x' is not a decimal" in err
     cons_lines = Path(proved["cons"]).read_text().split("\n")
-    bad_hash = files("h.proof", "\n".join([cons_lines[0], "!!!!", *cons_lines[2:]]))
+    bad_hash = files("h.proof", "\n".join([*cons_lines[:4], "!!!!", *cons_lines[5:]]))
     err = _one_line_error(cladelog_env.cli("receipts", "verify-proof", bad_hash, *log), 2)
     assert "h.proof: proof[0]: not valid base64" in err
     # the checkpoint note inside it: a signature line that is not base64

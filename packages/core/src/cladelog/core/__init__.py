@@ -52,6 +52,9 @@ _EXPORTS = {
     "PreparedEvent": "store",
     "VerifyReport": "store",
     "open_store": "store",
+    "JSONInputError": "strictjson",
+    "loads_strict": "strictjson",
+    "read_json_file": "strictjson",
 }
 
 __all__ = [
@@ -72,6 +75,7 @@ __all__ = [
     "Head",
     "ImportConflictError",
     "InputError",
+    "JSONInputError",
     "NewEvent",
     "PayloadError",
     "PluginInfo",
@@ -92,7 +96,9 @@ __all__ = [
     "encode_body",
     "hookimpl",
     "hookspec",
+    "loads_strict",
     "open_store",
+    "read_json_file",
     "replay",
     "state_digest",
 ]
@@ -120,6 +126,7 @@ if TYPE_CHECKING:
     from .registry import EventType, EventTypeRegistry
     from .schema import PayloadError
     from .store import Checkpoint, EventStore, Head, PreparedEvent, VerifyReport, open_store
+    from .strictjson import JSONInputError, loads_strict, read_json_file
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

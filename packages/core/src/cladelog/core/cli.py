@@ -298,86 +298,11 @@ def main(ctx: click.Context, config: str | None, verbose: int) -> None:
 # -- helpers -------------------------------------------------------------------------------
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value - value != 0.0:
-        raise ValueError(f"number {text[:40]} is out of range for a double")
-    return value
-
-
-def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):  # which one, only when there is one
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise ValueError(f"duplicate member {key[:40]!r}")
-            seen.add(key)
-    return out
-
-
-def parse_json_text(text: str, where: str) -> Any:
-    """Parse JSON strictly (no NaN/Infinity, no number beyond a double's range, no duplicate
-    member names); raise InputError naming ``where``."""
-    from .errors import InputError
-
-    try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
-                          object_pairs_hook=_unique_members)
-    except RecursionError:
-        raise InputError(f"{where}: JSON nested too deeply") from None
-    except ValueError as exc:
-        raise InputError(f"{where}: invalid JSON ({exc})") from None
-
-
-def _read_text(path: str) -> str:
-    from .errors import InputError
-
-    try:
-        if path == "-":
-            raw = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as fh:
-                raw = fh.read()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
-
-
-def _read_lines(path: str) -> Iterator[tuple[int, str]]:
-    """The non-blank lines of a text file ('-' for stdin) with their numbers, read one at a
-    time; InputError naming the file (and line) when it cannot be read or is not UTF-8."""
-    from .errors import InputError
-
-    try:
-        fh = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        for n, raw in enumerate(fh, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"{path}:{n}: not valid UTF-8 (byte {exc.start})") from None
-            if line.strip():
-                yield n, line
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    finally:
-        if fh is not sys.stdin.buffer:
-            fh.close()
-
-
-def read_json_file(path: str) -> Any:
-    """Read one JSON document from a file ('-' for stdin), strictly."""
-    return parse_json_text(_read_text(path), path)
+# strict JSON reading is cladelog.core.strictjson's; these names stay for callers of this module
+from .strictjson import loads_strict as parse_json_text  # noqa: E402
+from .strictjson import read_json_file  # noqa: E402
+from .strictjson import read_lines as _read_lines  # noqa: E402
+from .strictjson import read_text as _read_text  # noqa: E402
 
 
 def _read_json_or_lines(path: str) -> list[Any]:

@@ -1,12 +1,15 @@
 """Exceptions raised by the fork-score package.
 
-Every exception is a :class:`ValueError` subclass whose message is one line of
+Every exception is a :class:`cladelog.core.InputError` (so also a :class:`ValueError`):
+core's CLI reports it as one ``error:`` line and exits 2. Its message is one line of
 the form ``<path>: <problem>``, where the path names the offending field
 (``child.5F.finetuning.adaptation_improvement_rate``, ``weights.eta``,
 ``audit_completeness``, ``term loc_delta``, a file name, ...).
 """
 
 from __future__ import annotations
+
+from cladelog.core import InputError, JSONInputError
 
 __all__ = [
     "BatteryInputError",
@@ -19,7 +22,7 @@ __all__ = [
 ]
 
 
-class ForkScoreError(ValueError):
+class ForkScoreError(InputError):
     """Base class of every input error of the fork-score package."""
 
 
@@ -39,8 +42,8 @@ class ScoringTermError(ForkScoreError):
     """An extra scoring term is malformed, collides with another, or returned a bad value."""
 
 
-class JsonFileError(ForkScoreError):
-    """A JSON file cannot be read or is not strict JSON."""
+class JsonFileError(ForkScoreError, JSONInputError):
+    """A JSON file cannot be read or is not strict JSON (core's :class:`JSONInputError`)."""
 
 
 class BranchSetError(ForkScoreError):

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from .note import Ed25519Signer
+    from cladelog.core.transparency.note import Ed25519Signer
+
     from .register import Register
 
 __all__ = ["receipts"]
@@ -73,8 +74,9 @@ def _vkeys(values: tuple[str, ...], option: str) -> list[str]:
     ``option`` and where the key came from, never a failed verification (exit 1).
     A private signer key is refused without echoing it. Duplicates are dropped.
     """
+    from cladelog.core.transparency.note import NoteError, parse_verifier_key
+
     from .errors import ReceiptInputError
-    from .note import NoteError, parse_verifier_key
 
     keys: dict[str, None] = {}
 
@@ -123,8 +125,9 @@ def _check_oracle_key(reg: Register, state: Any, signer: Ed25519Signer, key_file
     A key file does not say what the key is for: its role is what the register says
     (the registered keys, and the log key file of the settings).
     """
+    from cladelog.core.transparency.note import parse_verifier_key
+
     from .errors import ReceiptInputError
-    from .note import parse_verifier_key
     from .register import load_signer_file
 
     ref = signer.verifier().key_ref
@@ -160,23 +163,17 @@ def _check_oracle_key(reg: Register, state: Any, signer: Ed25519Signer, key_file
 
 
 def _verification_exit_code(exc: Exception) -> int:
-    """Exit code for a :class:`VerificationError` of :mod:`.verify`: 1 when a signature,
-    the origin or a Merkle proof does not verify, 2 when the input was malformed (a proof
-    file, checkpoint note or envelope that does not parse). The library reports both as
-    one exception type; its cause tells them apart (the same rule as ``receipts add``)."""
+    """Exit code for a :class:`VerificationError` of :mod:`.verify`: 2 when its cause is bad
+    input (a proof file, checkpoint note or envelope that does not parse: core's
+    ``InputError``), 1 when a signature, the origin or a Merkle proof does not verify."""
     from cladelog.core.canonical import CanonicalError
-
-    from .dsse import EnvelopeError
-    from .note import NoteError
-    from .proofs import ProofFileError
+    from cladelog.core.errors import InputError, VerificationError
 
     cause = exc.__cause__
-    if isinstance(cause, ProofFileError | CanonicalError):
+    if isinstance(cause, VerificationError):
+        return 1
+    if isinstance(cause, InputError | CanonicalError):
         return 2
-    if isinstance(cause, EnvelopeError | NoteError):
-        message = str(cause)
-        failed = "does not verify" in message or "no signature by a trusted key" in message
-        return 1 if failed else 2
     return 1
 
 
@@ -289,8 +286,9 @@ def keygen(name: str, prefix: str | None) -> None:
     """Write a new Ed25519 signed-note key pair: PREFIX.key (private) and PREFIX.vkey."""
     import os
 
+    from cladelog.core.transparency.note import NoteError, generate_key
+
     from .errors import ReceiptInputError
-    from .note import NoteError, generate_key
 
     try:
         skey, vkey = generate_key(name)
@@ -446,15 +444,15 @@ def verify_proof(file: str, log_keys: tuple[str, ...], leaf: str | None,
     input (a key, the proof file, its checkpoint note or the leaf envelope).
     """
     from cladelog.core.cli import fail, read_json_file
-
-    from .errors import ReceiptInputError
-    from .proofs import (
+    from cladelog.core.transparency.proof import (
         CONSISTENCY_HEADER,
         TLOG_PROOF_HEADER,
         ProofFileError,
         parse_consistency_proof,
         parse_tlog_proof,
     )
+
+    from .errors import ReceiptInputError
     from .receipt import receipt_leaf
     from .verify import (
         VerificationError,

@@ -18,12 +18,18 @@ from typing import Any, Final
 
 import attrs
 from cladelog.core.canonical import CanonicalError, canonical_bytes
+from cladelog.core.transparency.dsse import (
+    PAYLOAD_TYPE_INTOTO,
+    EnvelopeError,
+    Verifier,
+    sign_envelope,
+    verify_envelope,
+)
+from cladelog.core.transparency.merkle import leaf_hash
+from cladelog.core.transparency.note import Ed25519Signer
 
-from .dsse import PAYLOAD_TYPE_INTOTO, EnvelopeError, Verifier, sign_envelope, verify_envelope
 from .entries import PREDICATE_TYPE, Entry, entry_hash, parse_entry
 from .errors import EntryError, ReceiptInputError, SignatureRefused
-from .merkle import leaf_hash
-from .note import Ed25519Signer
 
 __all__ = ["MAX_ENVELOPE_CHARS", "OpenedReceipt", "make_receipt", "open_receipt", "receipt_leaf"]
 

@@ -32,8 +32,20 @@ from typing import Any
 import attrs
 from cladelog.core import Head, NewEvent, Projection, RecordedEvent, replay
 from cladelog.core.canonical import canonical_bytes
+from cladelog.core.transparency.dsse import Verifier
+from cladelog.core.transparency.merkle import MerkleTree, ProofError, verify_consistency
+from cladelog.core.transparency.note import (
+    Ed25519Signer,
+    NoteError,
+    format_checkpoint,
+    open_note,
+    parse_checkpoint,
+    parse_signer_key,
+    parse_verifier_key,
+    sign_note,
+)
+from cladelog.core.transparency.proof import format_consistency_proof, format_tlog_proof
 
-from .dsse import Verifier
 from .entries import MAX_COUNT, EpochChange, GainTest, Reversion, entry_hash
 from .errors import (
     ClaimMismatchError,
@@ -51,19 +63,7 @@ from .events import (
     KEYS_STREAM,
     REGISTER_STREAM,
 )
-from .merkle import MerkleTree, ProofError, verify_consistency
-from .note import (
-    Ed25519Signer,
-    NoteError,
-    format_checkpoint,
-    open_note,
-    parse_checkpoint,
-    parse_signer_key,
-    parse_verifier_key,
-    sign_note,
-)
 from .projections import PROJECTION_NAME, State, key_is_valid, latest_checkpoint
-from .proofs import format_consistency_proof, format_tlog_proof
 from .receipt import open_receipt, receipt_leaf
 from .recompute import EPOCH_MISMATCH, recompute_entry
 from .settings import ON_MISMATCH
@@ -509,7 +509,7 @@ class Register:
         a = self._checkpoint_at(state, old, "OLD")
         b = self._checkpoint_at(state, new, "NEW")
         proof = self.tree(state).consistency_proof(old, new)
-        return format_consistency_proof(proof, a["note"], b["note"])
+        return format_consistency_proof(a["origin"], old, new, proof, a["note"], b["note"])
 
     def publication(self) -> dict[str, bytes]:
         """The files of the static audit layout (see ``docs/publish.md``), by relative path."""
@@ -638,7 +638,7 @@ class Register:
 
 def read_receipts_json(text: str, where: str) -> list[Any]:
     """Parse one envelope (JSON object), a JSON array of envelopes, or JSONL."""
-    from cladelog.core.cli import parse_json_text
+    from cladelog.core import loads_strict as parse_json_text
 
     stripped = text.strip()
     if not stripped:

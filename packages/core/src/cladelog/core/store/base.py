@@ -8,6 +8,7 @@ plain functions here, so SQLite and PostgreSQL produce byte-identical events.
 from __future__ import annotations
 
 import abc
+import functools
 import hashlib
 import itertools
 import json
@@ -30,6 +31,7 @@ from ..events import (
 )
 
 __all__ = [
+    "BatchRecord",
     "Checkpoint",
     "EncodedBatch",
     "EventStore",
@@ -41,8 +43,11 @@ __all__ = [
     "batch_digest",
     "build_batch",
     "build_rows",
+    "check_checkpoints",
     "check_import",
     "check_row",
+    "digest_part",
+    "digest_update",
     "encode_batch",
     "event_from_json",
     "event_from_row",
@@ -103,6 +108,16 @@ class VerifyReport:
     reason: str | None = None
 
 
+class BatchRecord(NamedTuple):
+    """An idempotency record: the key a batch was appended under, the batch's digest
+    (:func:`encode_batch`) and the positions it was given."""
+
+    key: str
+    digest: str
+    first: int
+    last: int
+
+
 @attrs.frozen
 class ImportResult:
     already_present: int
@@ -153,11 +168,29 @@ def encode_batch(events: Sequence[PreparedEvent], *, digest: bool = True) -> Enc
     if not digest:  # only idempotent appends compare digests
         return EncodedBatch(events, parts, "")
     h = hashlib.sha256()
-    for e, (data_bytes, meta_bytes) in zip(events, parts, strict=True):
-        # canonical JSON never holds a raw NUL byte, so NUL separates unambiguously
-        h.update(canonical_bytes([e.stream, e.type, e.schema_version], path="$.stream")
-                 + b"\0" + data_bytes + b"\0" + meta_bytes + b"\0")
+    digest_update(h, events, parts)
     return EncodedBatch(events, parts, h.hexdigest())
+
+
+def digest_part(stream: str, type_: str, schema_version: int, data: bytes,
+                meta: bytes) -> bytes:
+    """What one event adds to a batch digest (:func:`encode_batch`): its stream, type and
+    schema version, and the canonical bytes of its data and meta, as stored."""
+    # canonical JSON never holds a raw NUL byte, so NUL separates unambiguously
+    return _digest_head(stream, type_, schema_version) + data + b"\0" + meta + b"\0"
+
+
+@functools.lru_cache(maxsize=1024)
+def _digest_head(stream: str, type_: str, schema_version: int) -> bytes:
+    return canonical_bytes([stream, type_, schema_version], path="$.stream") + b"\0"
+
+
+def digest_update(h: Any, events: Sequence[PreparedEvent],
+                  parts: Sequence[tuple[bytes, bytes]]) -> None:
+    """Feed a batch's events to the hash ``h`` of its digest (a batch written in chunks
+    feeds each chunk in turn, and gets the digest the whole batch at once would have)."""
+    for e, (data_bytes, meta_bytes) in zip(events, parts, strict=True):
+        h.update(digest_part(e.stream, e.type, e.schema_version, data_bytes, meta_bytes))
 
 
 def batch_digest(events: Sequence[PreparedEvent]) -> str:
@@ -626,11 +659,21 @@ def check_import(event: RecordedEvent, position: int, prev_hash: str) -> None:
         raise ChainError(event.position, "import: hash chain does not verify")
 
 
-def verify_rows(rows: Iterable[RawRow], start: Head | None = None) -> VerifyReport:
-    """Walk rows in position order; report the first position that does not verify."""
+def verify_rows(rows: Iterable[RawRow], start: Head | None = None,
+                records: Iterable[BatchRecord] = ()) -> VerifyReport:
+    """Walk rows in position order; report the first position that does not verify.
+
+    Each idempotency record in ``records`` is checked against the events it covers (see
+    :func:`check_records`) in the same walk.
+    """
     head = start or Head(0, GENESIS_HASH)
     position, prev = head.position, head.hash
     checked = 0
+    usable, problems = _sorted_records(records, head.position)
+    next_record = iter(usable)
+    pending = next(next_record, None)
+    current: BatchRecord | None = None
+    h: Any = None
     for row in rows:
         try:
             _, prev = check_row(row, position + 1, prev)
@@ -638,7 +681,82 @@ def verify_rows(rows: Iterable[RawRow], start: Head | None = None) -> VerifyRepo
             return VerifyReport(False, checked, Head(position, prev), exc.position, exc.reason)
         position += 1
         checked += 1
+        if current is None and pending is not None and pending.first == position:
+            current, pending, h = pending, next(next_record, None), hashlib.sha256()
+        if current is not None:
+            h.update(digest_part(row[1], row[3], row[4], bytes(row[6]), bytes(row[7])))
+            if position == current.last:
+                if h.hexdigest() != current.digest:
+                    return VerifyReport(
+                        False, checked, Head(position, prev), current.first,
+                        f"idempotency record {current.key!r} (positions {current.first}.."
+                        f"{current.last}): the events stored there are not the batch "
+                        "appended under this key (its digest differs)")
+                current = None
+    for record in (r for r in usable if r.last > position):
+        problems.append((position + 1, f"idempotency record {record.key!r} covers positions "
+                                        f"{record.first}..{record.last}, but the log ends "
+                                        f"at {position}"))
+    if problems:
+        at, reason = min(problems)
+        return VerifyReport(False, checked, Head(position, prev), at, reason)
     return VerifyReport(True, checked, Head(position, prev))
+
+
+def _sorted_records(records: Iterable[BatchRecord],
+                    after: int) -> tuple[list[BatchRecord], list[tuple[int, str]]]:
+    """The records a walk from ``after`` checks, in position order, and the problems that
+    show without the events: a range that is not one, two records sharing a position."""
+    usable: list[BatchRecord] = []
+    problems: list[tuple[int, str]] = []
+    for r in records:
+        if not (r.first.__class__ is int and r.last.__class__ is int
+                and r.key.__class__ is str and r.digest.__class__ is str
+                and 1 <= r.first <= r.last):
+            at = r.first if r.first.__class__ is int and r.first >= 1 else 1
+            problems.append((at, f"idempotency record {r.key!r}: positions {r.first!r}.."
+                                 f"{r.last!r} are not a range of the log"))
+        elif r.first > after:
+            usable.append(r)
+    usable.sort(key=lambda r: r.first)
+    kept: list[BatchRecord] = []
+    for r in usable:
+        if kept and r.first <= kept[-1].last:
+            problems.append((r.first, f"idempotency records {kept[-1].key!r} and {r.key!r} "
+                                      f"both cover position {r.first}"))
+            continue
+        kept.append(r)
+    return kept, problems
+
+
+def check_checkpoints(head: Head, checkpoints: Iterable[Checkpoint],
+                      hash_at: Callable[[int], str | None]) -> tuple[int, str] | None:
+    """The first position at which the store's projection checkpoints show that the log
+    was longer (or different) when they were taken, and why; None when they agree.
+
+    A checkpoint lives beside the log, outside the chain, and records the position and the
+    hash of the event it was taken at. One beyond the head proves events at the log's end
+    were removed (a chain walk alone cannot see a cut tail: what is left still links); one
+    whose position holds another event proves that history was rewritten.
+    """
+    beyond: list[Checkpoint] = []
+    for c in checkpoints:
+        if c.position.__class__ is not int or c.position < 0:
+            return (head.position + 1, f"checkpoint of projection {c.name!r}: its position "
+                                       f"{c.position!r} is not a position")
+        if c.position > head.position:
+            beyond.append(c)
+        elif c.position > 0 and hash_at(c.position) != c.head_hash:
+            return (c.position, f"checkpoint of projection {c.name!r} was taken at position "
+                                f"{c.position} over another event (hash {c.head_hash!r}): "
+                                "the log was rewritten since")
+    if not beyond:
+        return None
+    last = max(c.position for c in beyond)
+    names = ", ".join(sorted(c.name for c in beyond))
+    return (head.position + 1, f"the log ends at {head.position} but checkpoints were taken "
+                               f"at {last} ({names}): {last - head.position} event(s) at its "
+                               "end are missing")
 
 
 _EXPORT_KEYS = frozenset(
@@ -795,8 +913,31 @@ class EventStore(abc.ABC):
             time.sleep(min(0.2, remaining))
 
     def verify(self, stop: int | None = None) -> VerifyReport:
-        """Walk the whole chain and report the first position that does not verify."""
-        return verify_rows(self.read_rows(1, stop))
+        """Walk the whole chain and report the first position that does not verify.
+
+        A whole-log walk (no ``stop``) also checks every idempotency record against the
+        events it covers and the projection checkpoints against the log's end (see
+        :func:`check_checkpoints`): a log cut at its tail still links, but the store's
+        checkpoints remember that it was longer.
+        """
+        if stop is not None:
+            return verify_rows(self.read_rows(1, stop))
+        report = verify_rows(self.read_rows(1, None), records=self.batch_records())
+        if not report.ok:
+            return report
+        found = check_checkpoints(report.head, self.checkpoints(), self.hash_at)
+        if found is not None:
+            return attrs.evolve(report, ok=False, position=found[0], reason=found[1])
+        return report
+
+    def batch_records(self) -> list[BatchRecord]:
+        """The idempotency records (``append(idempotency_key=...)``) the store holds."""
+        return []
+
+    def truncation(self) -> tuple[int, str] | None:
+        """Whether the projection checkpoints prove the log was longer (or different) when
+        they were taken: :func:`check_checkpoints` for this store's head."""
+        return check_checkpoints(self.head(), self.checkpoints(), self.hash_at)
 
     @abc.abstractmethod
     def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:

@@ -43,6 +43,7 @@ from ..errors import ChainError, ImportConflictError, InputError, StoreError
 from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
     ROW_COLUMNS,
+    BatchRecord,
     Checkpoint,
     EncodedBatch,
     EventStore,
@@ -58,7 +59,9 @@ from .base import (
 
 __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
 
-SCHEMA_VERSION = 2  # 2: data and meta columns instead of the whole body (as SQLite's)
+# 2: data and meta columns instead of the whole body (as SQLite's); 3: the idempotency
+# records are protected as the events are
+SCHEMA_VERSION = 3
 CHANNEL = "cladelog_events"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _COLUMNS = ROW_COLUMNS
@@ -143,6 +146,29 @@ CREATE TRIGGER head_follows_log BEFORE UPDATE ON cladelog_head
 DROP TRIGGER IF EXISTS head_no_delete ON cladelog_head;
 CREATE TRIGGER head_no_delete BEFORE DELETE ON cladelog_head
     FOR EACH ROW EXECUTE FUNCTION cladelog_refuse_rewrite();
+CREATE OR REPLACE FUNCTION cladelog_refuse_batch_rewrite() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION 'cladelog: idempotency records are append-only (% refused)', TG_OP;
+END $$ LANGUAGE plpgsql;
+CREATE OR REPLACE FUNCTION cladelog_batch_with_its_events() RETURNS trigger AS $$
+BEGIN
+    -- a record is written in the transaction that appends its batch: it ends at the head
+    IF NOT (NEW.first_position >= 1 AND NEW.first_position <= NEW.last_position
+            AND NEW.last_position = (SELECT MAX(position) FROM events)) THEN
+        RAISE EXCEPTION
+            'cladelog: an idempotency record is written once, with the batch it covers';
+    END IF;
+    RETURN NEW;
+END $$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS batches_no_rewrite ON batches;
+CREATE TRIGGER batches_no_rewrite BEFORE UPDATE OR DELETE ON batches
+    FOR EACH ROW EXECUTE FUNCTION cladelog_refuse_batch_rewrite();
+DROP TRIGGER IF EXISTS batches_no_truncate ON batches;
+CREATE TRIGGER batches_no_truncate BEFORE TRUNCATE ON batches
+    FOR EACH STATEMENT EXECUTE FUNCTION cladelog_refuse_batch_rewrite();
+DROP TRIGGER IF EXISTS batches_with_their_batch ON batches;
+CREATE TRIGGER batches_with_their_batch BEFORE INSERT ON batches
+    FOR EACH ROW EXECUTE FUNCTION cladelog_batch_with_its_events();
 """
 
 
@@ -222,10 +248,12 @@ class PostgresStore(EventStore):
             conn.execute("CREATE TABLE IF NOT EXISTS cladelog_schema (version INTEGER PRIMARY "
                          "KEY, applied_at TEXT NOT NULL)")
             row = conn.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()
-            if row is not None and row[0] == 1:
+            version = row[0] if row is not None else None
+            if version == 1:
                 self._upgrade_from_v1(conn)
-                self.upgraded_from = 1
-            conn.execute(_DDL)
+            conn.execute(_DDL)  # version 2 lacks only the triggers on the batches table
+            if version is not None and version < SCHEMA_VERSION:
+                self.upgraded_from = version
             conn.execute(
                 "INSERT INTO cladelog_schema (version, applied_at) VALUES (%s, %s) "
                 "ON CONFLICT (version) DO NOTHING", (SCHEMA_VERSION, utc_now()),
@@ -459,6 +487,12 @@ class PostgresStore(EventStore):
             row = conn.execute("SELECT MAX(stream_version) FROM events WHERE stream = %s",
                                (stream,)).fetchone()
         return int(row[0] or 0) if row else 0
+
+    def batch_records(self) -> list[BatchRecord]:
+        with self._call("reading the idempotency records"), self._pool.connection() as conn:
+            rows = conn.execute("SELECT key, digest, first_position, last_position FROM "
+                                "batches ORDER BY first_position").fetchall()
+        return [BatchRecord(k, d, int(f), int(la)) for k, d, f, la in rows]
 
     def wait_for_append(self, after: int, timeout: float) -> bool:
         """Block until the head passes ``after`` (LISTEN/NOTIFY) or ``timeout`` seconds pass.

@@ -25,6 +25,7 @@ from ..errors import ChainError, ImportConflictError, InputError, StoreError
 from ..events import GENESIS_HASH, RecordedEvent, utc_now
 from .base import (
     ROW_COLUMNS,
+    BatchRecord,
     Checkpoint,
     EventStore,
     Head,
@@ -45,7 +46,7 @@ __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 #: the map is kept small: a read of a larger log adds at most this much to its RSS.
 READ_MMAP_BYTES = 64 << 20
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 # INSERT OR REPLACE deletes the rows it collides with without firing DELETE triggers
@@ -73,6 +74,26 @@ _TRIGGERS = [
     BEGIN SELECT RAISE(ABORT, 'cladelog: an event must extend the log by one linked position');
     END""",
     _NO_REPLACE,
+]
+
+# Version 3 protects the idempotency records as the events are protected: a record deleted
+# would let a retried append add its batch twice. A record is written only with its batch,
+# in the same transaction, so it must end at the log's last position; REPLACE is refused
+# as for events (it would delete the old record without firing the DELETE trigger).
+_BATCH_TRIGGERS = [
+    """CREATE TRIGGER IF NOT EXISTS batches_no_update BEFORE UPDATE ON batches
+    BEGIN SELECT RAISE(ABORT, 'cladelog: idempotency records are append-only (UPDATE refused)');
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS batches_no_delete BEFORE DELETE ON batches
+    BEGIN SELECT RAISE(ABORT, 'cladelog: idempotency records are append-only (DELETE refused)');
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS batches_with_their_batch BEFORE INSERT ON batches
+    WHEN EXISTS (SELECT 1 FROM batches WHERE key = NEW.key)
+      OR NOT (NEW.first_position >= 1 AND NEW.first_position <= NEW.last_position
+              AND NEW.last_position = (SELECT MAX(position) FROM events))
+    BEGIN SELECT RAISE(ABORT,
+        'cladelog: an idempotency record is written once, with the batch it covers');
+    END""",
 ]
 
 
@@ -108,6 +129,7 @@ _SCHEMA = [
         first_position INTEGER NOT NULL,
         last_position INTEGER NOT NULL
     )""",
+    *_BATCH_TRIGGERS,
     """CREATE TABLE IF NOT EXISTS checkpoints (
         name TEXT PRIMARY KEY,
         version INTEGER NOT NULL,
@@ -166,10 +188,12 @@ class SQLiteStore(EventStore):
             version = db.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()[0]
             if version == 1:
                 self._upgrade_from_v1()
-                self.upgraded_from = 1
-            else:  # new, or current (IF NOT EXISTS: then nothing changes)
-                for statement in _SCHEMA[1:]:
-                    db.execute(statement)
+            # new, current (IF NOT EXISTS: then nothing changes), or version 2, which
+            # lacks only the triggers on the idempotency records
+            for statement in _SCHEMA[1:]:
+                db.execute(statement)
+            if version is not None and version < SCHEMA_VERSION:
+                self.upgraded_from = version
             db.execute("INSERT OR IGNORE INTO cladelog_schema (version, applied_at) "
                        "VALUES (?, ?)", (SCHEMA_VERSION, utc_now()))
             db.execute("COMMIT")
@@ -180,7 +204,8 @@ class SQLiteStore(EventStore):
 
     def _upgrade_from_v1(self) -> None:
         """Version 1 -> 2, inside the caller's transaction: split each stored body into
-        data and meta, check the new row rebuilds exactly the old body, swap the tables."""
+        data and meta, check the new row rebuilds exactly the old body, swap the tables
+        (the caller then creates what later versions add)."""
         db = self._db
         for name in ("events_no_update", "events_no_delete", "events_extend_only"):
             db.execute(f"DROP TRIGGER IF EXISTS {name}")
@@ -206,8 +231,6 @@ class SQLiteStore(EventStore):
                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         db.execute("DROP TABLE events")
         db.execute("ALTER TABLE events_v2 RENAME TO events")
-        for statement in _SCHEMA[1:]:
-            db.execute(statement)
 
     def _check_schema(self) -> None:
         try:
@@ -352,6 +375,11 @@ class SQLiteStore(EventStore):
             "SELECT MAX(stream_version) FROM events WHERE stream = ?", (stream,)
         ).fetchone()
         return int(row[0] or 0)
+
+    def batch_records(self) -> list[BatchRecord]:
+        return [BatchRecord(*r) for r in self._db.execute(
+            "SELECT key, digest, first_position, last_position FROM batches "
+            "ORDER BY first_position")]
 
     def streams(self) -> list[tuple[str, int]]:
         return list(self._db.execute(

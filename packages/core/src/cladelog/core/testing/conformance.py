@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, Protocol
 
@@ -52,6 +53,15 @@ class StoreHarness(Protocol):
         stored ``data`` / ``meta`` bytes instead (``value`` is then ignored).
         """
 
+    def unprotected(self, store: EventStore, sql: str) -> None:
+        """Run one SQL statement with every protection the store's schema adds (triggers,
+        rules) lifted, as a forger with full write access to the database would."""
+
+    def cut_tail(self, store: EventStore, keep: int) -> None:
+        """Delete every event after position ``keep`` with the protection lifted, with the
+        idempotency records of those events, and move whatever the backend keeps of its
+        head back with them (a tail cut cleanly)."""
+
 
 def prepared(stream: str, n: int, *, type: str = "test.happened", start: int = 0
              ) -> list[PreparedEvent]:
@@ -69,6 +79,30 @@ def expected_hash(prev: str, position: int, stream: str, stream_version: int, ty
         sort_keys=True, separators=(",", ":"), ensure_ascii=False,
     ).encode()
     return hashlib.sha256(bytes.fromhex(prev) + body).hexdigest()
+
+
+_RECORD_TAMPERING = [
+    # (statement, position reported, pattern of the reason). A store may keep records
+    # for batches appended without a key too (PostgreSQL makes one up for its retry):
+    # a forged range then also collides with one of those.
+    (f"UPDATE batches SET digest = '{'0' * 64}' WHERE key = 'batch-1'", 4,
+     "digest differs"),
+    # pointing at other events: the first, unkeyed batch
+    ("UPDATE batches SET first_position = 1, last_position = 3 WHERE key = 'batch-1'", 1,
+     "digest differs|both cover position 1"),
+    ("UPDATE batches SET first_position = 5 WHERE key = 'batch-1'", 5, "digest differs"),
+    ("UPDATE batches SET last_position = 9 WHERE key = 'batch-1'", 7,
+     "but the log ends at 6"),
+    ("UPDATE batches SET first_position = 6, last_position = 4 WHERE key = 'batch-1'", 6,
+     "not a range"),
+    # a forged record claiming events another record covers
+    ("INSERT INTO batches (key, digest, first_position, last_position) "
+     "SELECT 'forged', digest, first_position, last_position FROM batches "
+     "WHERE key = 'batch-1'", 4, "both cover position 4"),
+    # a forged record for events appended without a key, with a made-up digest
+    ("INSERT INTO batches (key, digest, first_position, last_position) "
+     f"VALUES ('forged', '{'1' * 64}', 2, 3)", 2, "digest differs|both cover position 2"),
+]
 
 
 class StoreConformance:
@@ -180,6 +214,86 @@ class StoreConformance:
                 f"'{'1' * 64}', '{'2' * 64}')",
             )
         assert store.head().position == 2
+
+    # -- idempotency records are protected like the events ------------------------------
+    @pytest.mark.parametrize("sql", [
+        "DELETE FROM batches",
+        "UPDATE batches SET digest = 'x'",
+        "UPDATE batches SET first_position = 1",
+        "UPDATE batches SET key = 'other'",
+        # a forged record: for old events, or repeating a key
+        "INSERT INTO batches (key, digest, first_position, last_position) "
+        "VALUES ('forged', 'x', 1, 3)",
+        "INSERT INTO batches (key, digest, first_position, last_position) "
+        "VALUES ('batch-1', 'x', 5, 5)",
+    ])
+    def test_database_refuses_rewriting_idempotency_records(
+        self, store_harness: StoreHarness, store: EventStore, sql: str
+    ) -> None:
+        """A deleted record would let a retry append its batch twice."""
+        store.append(prepared("a", 3), clock=clock)
+        first = store.append(prepared("b", 2), idempotency_key="batch-1", clock=clock)
+        with pytest.raises(Exception, match=r"idempotency records are append-only|"
+                                            r"idempotency record is written once|"
+                                            r"duplicate key"):
+            store_harness.raw_execute(store, sql)
+        again = store.append(prepared("b", 2), idempotency_key="batch-1", clock=clock)
+        assert [e.hash for e in again] == [e.hash for e in first]
+        assert store.head().position == 5
+        assert store.verify().ok
+
+    @pytest.mark.parametrize(("sql", "position", "words"), _RECORD_TAMPERING)
+    def test_verify_checks_each_idempotency_record_against_its_events(
+        self, store_harness: StoreHarness, store: EventStore, sql: str, position: int,
+        words: str
+    ) -> None:
+        store.append(prepared("a", 3), clock=clock)
+        store.append(prepared("b", 3), idempotency_key="batch-1", clock=clock)
+        assert store.verify().ok
+        store_harness.unprotected(store, sql)
+        report = store.verify()
+        assert not report.ok
+        assert report.position == position
+        assert report.reason is not None and "idempotency record" in report.reason
+        assert re.search(words, report.reason), report.reason
+
+    # -- a log cut at its tail -------------------------------------------------------------
+    def _checkpointed(self, store: EventStore, n: int) -> Head:
+        store.append(prepared("a", n), clock=clock)
+        head = store.head()
+        store.save_checkpoint(Checkpoint("p.one", 1, head.position, head.hash, {"n": n},
+                                         "d" * 64))
+        return head
+
+    def test_verify_sees_a_cut_tail_in_the_checkpoints(
+        self, store_harness: StoreHarness, store: EventStore
+    ) -> None:
+        """What is left of a log cut at its end still links; the checkpoint taken at the
+        old head proves the log was longer."""
+        self._checkpointed(store, 9)
+        assert store.verify().ok and store.truncation() is None
+        store_harness.cut_tail(store, 4)
+        report = store.verify()
+        assert not report.ok
+        assert report.position == 5 and report.checked == 4
+        assert report.reason is not None
+        assert "the log ends at 4 but checkpoints were taken at 9 (p.one)" in report.reason
+        assert "5 event(s)" in report.reason
+        assert store.truncation() == (5, report.reason)
+        assert store.verify(stop=4).ok  # a walk to a position checks the chain only
+
+    def test_verify_sees_a_cut_tail_appended_again_in_the_checkpoints(
+        self, store_harness: StoreHarness, store: EventStore
+    ) -> None:
+        """A tail cut and then appended over again ends at the old length: the checkpoint's
+        hash names an event the log no longer holds."""
+        old = self._checkpointed(store, 6)
+        store_harness.cut_tail(store, 4)
+        store.append(prepared("z", 2), clock=clock)
+        assert store.head().position == old.position and store.head().hash != old.hash
+        report = store.verify()
+        assert not report.ok and report.position == 6
+        assert report.reason is not None and "the log was rewritten" in report.reason
 
     # -- reading ---------------------------------------------------------------------------
     def test_reads_by_range_stream_and_type(self, store: EventStore) -> None:

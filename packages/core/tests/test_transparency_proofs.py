@@ -1,4 +1,4 @@
-"""Proof file formats and the third-party verification facade, end to end."""
+"""Proof file formats and the third-party verification functions, end to end."""
 
 from __future__ import annotations
 
@@ -9,18 +9,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from cladelog.core.canonical import canonical_bytes
-from cladelog.receipts import verify as facade
-from cladelog.receipts.dsse import PAYLOAD_TYPE_INTOTO, make_statement, sign_envelope
-from cladelog.receipts.merkle import MerkleTree, leaf_hash
-from cladelog.receipts.note import (
+from cladelog.core.errors import InputError, VerificationError
+from cladelog.core.transparency import verify as facade
+from cladelog.core.transparency.merkle import MerkleTree, ProofError, leaf_hash
+from cladelog.core.transparency.note import (
     Ed25519Signer,
+    NoteError,
+    NoteSignatureError,
     format_checkpoint,
     generate_key,
     parse_signer_key,
     sign_note,
 )
-from cladelog.receipts.proofs import (
+from cladelog.core.transparency.proof import (
     CONSISTENCY_HEADER,
     TLOG_PROOF_HEADER,
     ProofFileError,
@@ -29,12 +30,11 @@ from cladelog.receipts.proofs import (
     parse_consistency_proof,
     parse_tlog_proof,
 )
-from cladelog.receipts.verify import (
-    VerificationError,
+from cladelog.core.transparency.verify import (
+    CheckpointRefused,
     load_verifiers,
     verify_consistency_proof,
     verify_inclusion_proof,
-    verify_receipt,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -153,24 +153,64 @@ def test_format_tlog_proof_refusals() -> None:
         parse_tlog_proof(b"bytes")  # type: ignore[arg-type]
 
 
+def _consistency(tree: MerkleTree, old: int, new: int, origin: str = ORIGIN) -> str:
+    return format_consistency_proof(
+        origin, old, new, tree.consistency_proof(old, new),
+        _checkpoint(tree, old), _checkpoint(tree, new),
+    )
+
+
 def test_consistency_file_round_trip() -> None:
     tree, _ = _tree(9)
     old, new = _checkpoint(tree, 3), _checkpoint(tree, 9)
     proof = tree.consistency_proof(3, 9)
-    text = format_consistency_proof(proof, old, new)
-    assert text.startswith(CONSISTENCY_HEADER + "\n" + base64.b64encode(proof[0]).decode() + "\n")
+    text = format_consistency_proof(ORIGIN, 3, 9, proof, old, new)
+    # The documented layout, line by line.
+    lines = text.split("\n")
+    assert lines[:4] == [CONSISTENCY_HEADER, f"origin {ORIGIN}", "old 3", "new 9"]
+    assert lines[4 : 4 + len(proof)] == [base64.b64encode(h).decode() for h in proof]
+    assert lines[4 + len(proof)] == ""
     assert text.endswith("\n\n" + new)
+    assert "\n".join(lines[5 + len(proof) :]) == old + "\n" + new
     parsed = parse_consistency_proof(text)
+    assert (parsed.origin, parsed.old_size, parsed.new_size) == (ORIGIN, 3, 9)
     assert (list(parsed.proof), parsed.old_checkpoint, parsed.new_checkpoint) == (proof, old, new)
+    # Equal sizes: no hash lines at all.
+    same = format_consistency_proof(ORIGIN, 9, 9, [], new, new)
+    assert same.startswith(f"{CONSISTENCY_HEADER}\norigin {ORIGIN}\nold 9\nnew 9\n\n")
+    assert parse_consistency_proof(same).proof == ()
+
+
+def test_format_consistency_refusals() -> None:
+    for args, fragment in [
+        (("", 1, 2), "origin"),
+        (("a\nb", 1, 2), "origin"),
+        ((ORIGIN, 0, 2), "old_size"),
+        ((ORIGIN, 3, 2), "larger"),
+        ((ORIGIN, 1, True), "new_size"),
+    ]:
+        with pytest.raises(ProofFileError, match=fragment):
+            format_consistency_proof(*args, [], CP, CP)  # type: ignore[arg-type]
+
+
+HEAD = CONSISTENCY_HEADER + "\norigin o\nold 1\nnew 2\n"
 
 
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
         ("other\n" + H + "\n\n" + CP + "\n" + CP, "line 1"),
-        (CONSISTENCY_HEADER + "\n" + H + "\n\n" + CP, "two signed checkpoints"),
-        (CONSISTENCY_HEADER + "\n" + H + "\n\n" + CP + "\n", "new_checkpoint"),
-        (CONSISTENCY_HEADER + "\n" + H, "missing the empty line"),
+        ("cladelog/tlog-consistency-proof@v1\n" + H + "\n\n" + CP + "\n" + CP, "line 1"),
+        (CONSISTENCY_HEADER + "\n" + H + "\n\n" + CP + "\n" + CP, "line 2: must be 'origin"),
+        (CONSISTENCY_HEADER + "\norigin \nold 1\nnew 2\n\n" + CP + "\n" + CP, "origin"),
+        (CONSISTENCY_HEADER + "\norigin o\nnew 2\nold 1\n\n" + CP + "\n" + CP, "line 3"),
+        (CONSISTENCY_HEADER + "\norigin o\nold 01\nnew 2\n\n" + CP + "\n" + CP, "old"),
+        (CONSISTENCY_HEADER + "\norigin o\nold 0\nnew 2\n\n" + CP + "\n" + CP, "empty tree"),
+        (CONSISTENCY_HEADER + "\norigin o\nold 3\nnew 2\n\n" + CP + "\n" + CP, "larger"),
+        (CONSISTENCY_HEADER + "\norigin o\nold 1\n", "line 4"),
+        (HEAD + H + "\n\n" + CP, "two signed checkpoints"),
+        (HEAD + H + "\n\n" + CP + "\n", "new_checkpoint"),
+        (HEAD + H, "missing the empty line"),
     ],
 )
 def test_parse_consistency_refusals(text: str, fragment: str) -> None:
@@ -210,7 +250,7 @@ def test_verify_inclusion_refusals() -> None:
     cp = _checkpoint(tree, 6)
     good = format_tlog_proof(4, tree.inclusion_proof(4), cp)
     verify_inclusion_proof(good, leaves[4], LOG_VKEY)
-    cases = [
+    cases: list[tuple[str, object, list[str], str | None, str]] = [
         (good, leaves[3], [LOG_VKEY], None, "inclusion"),
         (
             format_tlog_proof(3, tree.inclusion_proof(4), cp),
@@ -224,12 +264,18 @@ def test_verify_inclusion_refusals() -> None:
         (good, leaves[4], [], None, "at least one trusted key"),
         (good, leaves[4], ["garbage"], None, r"log_keys\[0\]"),
         (good, leaves[4], [LOG_VKEY], "other.origin", "origin: expected"),
-        (good.replace("index 4", "index 04"), leaves[4], [LOG_VKEY], None, "proof file"),
+        (good.replace("index 4", "index 04"), leaves[4], [LOG_VKEY], None, "index"),
         (good, "text", [LOG_VKEY], None, "leaf: must be bytes"),
     ]
     for text, leaf, keys, origin, fragment in cases:
-        with pytest.raises(VerificationError, match=fragment):
+        with pytest.raises((InputError, VerificationError), match=fragment):
             verify_inclusion_proof(text, leaf, keys, origin=origin)  # type: ignore[arg-type]
+    with pytest.raises(ProofError, match="inclusion"):
+        verify_inclusion_proof(good, leaves[3], [LOG_VKEY])
+    with pytest.raises(NoteSignatureError, match="no signature by a trusted key"):
+        verify_inclusion_proof(good, leaves[4], [ROGUE_VKEY])
+    with pytest.raises(ProofFileError, match="index"):
+        verify_inclusion_proof(good.replace("index 4", "index 04"), leaves[4], [LOG_VKEY])
 
 
 def test_checkpoint_for_a_different_size_or_forged_root_fails() -> None:
@@ -269,10 +315,7 @@ def test_extra_data_is_returned_but_not_trusted() -> None:
 def test_verify_consistency_between_signed_checkpoints() -> None:
     tree, _ = _tree(21)
     for old in (1, 2, 7, 8, 20, 21):
-        text = format_consistency_proof(
-            tree.consistency_proof(old, 21), _checkpoint(tree, old), _checkpoint(tree, 21)
-        )
-        got = verify_consistency_proof(text, [LOG_VKEY])
+        got = verify_consistency_proof(_consistency(tree, old, 21), [LOG_VKEY])
         assert (got.old.size, got.new.size) == (old, 21)
         assert got.signers == (ORIGIN,)
 
@@ -285,128 +328,84 @@ def test_verify_consistency_refusals() -> None:
     proof = tree.consistency_proof(4, 10)
     old, new = _checkpoint(tree, 4), _checkpoint(tree, 10)
     forked_new = _checkpoint(other, 10)
-    cases = [
-        (format_consistency_proof(proof, new, old), [LOG_VKEY], "consistency"),
-        (format_consistency_proof(proof, old, forked_new), [LOG_VKEY], "consistency"),
-        (format_consistency_proof(proof[:-1], old, new), [LOG_VKEY], "consistency"),
-        (format_consistency_proof(proof, old, new), [ROGUE_VKEY], "old_checkpoint"),
+    def f(p: list[bytes], a: str, b: str, sizes: tuple[int, int] = (4, 10)) -> str:
+        return format_consistency_proof(ORIGIN, *sizes, p, a, b)
+
+    cases: list[tuple[str, list[str], type[Exception], str]] = [
+        (f(proof, new, old, (10, 10)), [LOG_VKEY], CheckpointRefused, "new: the file says"),
+        (f(proof, new, old), [LOG_VKEY], CheckpointRefused, "old: the file says size 4"),
+        (f(proof, old, forked_new), [LOG_VKEY], ProofError, "consistency"),
+        (f(proof[:-1], old, new), [LOG_VKEY], ProofError, "consistency"),
+        (f(proof, old, _checkpoint(tree, 9)), [LOG_VKEY], CheckpointRefused, "new: the file"),
+        (f(proof, old, new), [ROGUE_VKEY], NoteSignatureError, "old_checkpoint"),
         (
-            format_consistency_proof(proof, old, _checkpoint(tree, 10, origin="elsewhere")),
+            f(proof, old, _checkpoint(tree, 10, origin="elsewhere")),
             [LOG_VKEY],
+            CheckpointRefused,
             "new_checkpoint.origin",
         ),
         (
-            format_consistency_proof(proof, old, _checkpoint(tree, 10, signer=ROGUE)),
+            format_consistency_proof("elsewhere", 4, 10, proof, old, new),
             [LOG_VKEY],
-            "new_checkpoint",
+            CheckpointRefused,
+            "old_checkpoint.origin",
         ),
-        (format_consistency_proof([], _checkpoint(tree, 0), new), [LOG_VKEY], "size1"),
+        (f(proof, old, _checkpoint(tree, 10, signer=ROGUE)), [LOG_VKEY], NoteSignatureError,
+         "new_checkpoint"),
+        (f(proof, old, new), ["garbage"], NoteError, r"log_keys\[0\]"),
+        (f(proof, old, new).replace("old 4", "old 04"), [LOG_VKEY], ProofFileError, "old"),
     ]
-    for text, keys, fragment in cases:
-        with pytest.raises(VerificationError, match=fragment):
+    for text, keys, cls, fragment in cases:
+        with pytest.raises(cls, match=fragment):
             verify_consistency_proof(text, keys)
+    with pytest.raises(CheckpointRefused, match="origin: expected"):
+        verify_consistency_proof(f(proof, old, new), [LOG_VKEY], origin="other")
 
 
-# -- facade: receipts -----------------------------------------------------------------------
-
-
-def _receipts(n: int) -> list[dict[str, object]]:
-    out = []
-    for seq in range(n):
-        statement = make_statement(
-            [{"name": f"candidate-{seq}", "digest": {"sha256": f"{seq:064x}"}}],
-            "https://cladelog.example/register-entry/v1",
-            {"seq": seq, "verdict": "accept" if seq % 2 else "reject"},
-        )
-        out.append(
-            sign_envelope(
-                canonical_bytes(statement),
-                PAYLOAD_TYPE_INTOTO,
-                ORACLE.sign,
-                ORACLE.verifier().key_ref,
-            )
-        )
-    return out
-
-
-def test_verify_receipt_end_to_end() -> None:
-    receipts = _receipts(6)
-    tree = MerkleTree()
-    for env in receipts:
-        tree.append(canonical_bytes(env))
-    cp = _checkpoint(tree, 6)
-    for seq, env in enumerate(receipts):
-        text = format_tlog_proof(seq, tree.inclusion_proof(seq), cp)
-        got = verify_receipt(env, text, oracle_keys=[ORACLE_VKEY], log_keys=[LOG_VKEY])
-        assert got.payload.predicate["seq"] == seq
-        assert got.inclusion.index == seq
-        assert got.inclusion.leaf_hash == leaf_hash(canonical_bytes(env))
-
-
-def test_verify_receipt_refusals() -> None:
-    receipts = _receipts(3)
-    tree = MerkleTree()
-    for env in receipts:
-        tree.append(canonical_bytes(env))
-    text = format_tlog_proof(1, tree.inclusion_proof(1), _checkpoint(tree, 3))
-    env = receipts[1]
-    ok = {"oracle_keys": [ORACLE_VKEY], "log_keys": [LOG_VKEY]}
-    verify_receipt(env, text, **ok)
-    # The oracle key and the log key are not interchangeable.
-    with pytest.raises(VerificationError, match="receipt"):
-        verify_receipt(env, text, oracle_keys=[LOG_VKEY], log_keys=[LOG_VKEY])
-    with pytest.raises(VerificationError, match="checkpoint"):
-        verify_receipt(env, text, oracle_keys=[ORACLE_VKEY], log_keys=[ORACLE_VKEY])
-    # Another genuine receipt is not the one at index 1.
-    with pytest.raises(VerificationError, match="inclusion"):
-        verify_receipt(receipts[2], text, **ok)
-    # A duplicated signature still verifies, but it is a different leaf from the logged one.
-    resigned = {**env, "signatures": [*env["signatures"], *env["signatures"]]}
-    with pytest.raises(VerificationError, match="inclusion"):
-        verify_receipt(resigned, text, **ok)
-    with pytest.raises(VerificationError, match="receipt"):
-        verify_receipt({"payload": 1}, text, **ok)
-    # A verified envelope held in a non-dict Mapping has no canonical JSON form.
-    from types import MappingProxyType
-
-    with pytest.raises(VerificationError, match="receipt: envelope: mappingproxy"):
-        verify_receipt(MappingProxyType(env), text, **ok)
+def test_failures_and_bad_input_are_told_apart() -> None:
+    # Bad input is an InputError (exit 2), a proof that fails a VerificationError (exit 1).
+    for cls in (ProofFileError, NoteError):
+        assert issubclass(cls, InputError) and not issubclass(cls, VerificationError)
+    for cls in (ProofError, NoteSignatureError, CheckpointRefused):
+        assert issubclass(cls, VerificationError)
 
 
 def test_load_verifiers_accepts_strings_and_objects() -> None:
     v = LOG.verifier()
     assert load_verifiers(LOG_VKEY) == (v,)
     assert load_verifiers([LOG_VKEY, v]) == (v, v)
-    with pytest.raises(VerificationError, match="iterable"):
+    with pytest.raises(NoteError, match="iterable"):
         load_verifiers(5)  # type: ignore[arg-type]
-    with pytest.raises(VerificationError, match=r"keys\[0\]"):
+    with pytest.raises(NoteError, match=r"keys\[0\]"):
         load_verifiers([5])  # type: ignore[list-item]
 
 
 # -- the verifier can be lifted out ---------------------------------------------------------
 
-VERIFIER_MODULES = ("merkle", "dsse", "note", "proofs", "verify")
+VERIFIER_MODULES = ("merkle", "dsse", "note", "proof", "verify")
 
 
 @pytest.mark.parametrize("module", VERIFIER_MODULES)
-def test_verifier_modules_import_only_stdlib_cryptography_and_canonical(module: str) -> None:
+def test_verifier_modules_import_only_stdlib_cryptography_and_core_basics(module: str) -> None:
+    # A third party lifts these out with core's errors, canonical and strictjson: no store,
+    # no plugin machinery, no clock.
     path = Path(facade.__file__).parent / f"{module}.py"
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: must be a sibling verifier module
+            if node.level == 1:  # a sibling verifier module
                 assert node.module in VERIFIER_MODULES, f"{module}: from .{node.module}"
+                continue
+            if node.level == 2:  # core itself: its error tree, canonical encoding, JSON reader
+                assert node.module in ("errors", "canonical", "strictjson"), (
+                    f"{module}: from ..{node.module}"
+                )
                 continue
             names = [node.module or ""]
         else:
             continue
         for name in names:
             top = name.split(".")[0]
-            ok = (
-                top in sys.stdlib_module_names
-                or top == "cryptography"
-                or name == "cladelog.core.canonical"
-            )
-            assert ok, f"{module}.py imports {name}"
+            assert top in sys.stdlib_module_names or top == "cryptography", f"{module}: {name}"

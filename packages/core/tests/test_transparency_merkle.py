@@ -12,7 +12,7 @@ import random
 from itertools import repeat
 
 import pytest
-from cladelog.receipts.merkle import (
+from cladelog.core.transparency.merkle import (
     EMPTY_ROOT,
     MerkleTree,
     ProofError,

@@ -7,7 +7,7 @@ import contextlib
 import hashlib
 
 import pytest
-from cladelog.receipts.note import (
+from cladelog.core.transparency.note import (
     MAX_SIGNATURES,
     Checkpoint,
     Ed25519Signer,

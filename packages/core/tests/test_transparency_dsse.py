@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from cladelog.receipts.dsse import (
+from cladelog.core.transparency.dsse import (
     PAYLOAD_TYPE_INTOTO,
     STATEMENT_TYPE_V1,
     EnvelopeError,
@@ -18,7 +18,7 @@ from cladelog.receipts.dsse import (
     verify_envelope,
     verify_envelope_bytes,
 )
-from cladelog.receipts.note import Ed25519Signer, generate_key, parse_signer_key
+from cladelog.core.transparency.note import Ed25519Signer, generate_key, parse_signer_key
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -174,9 +174,10 @@ def test_malformed_envelopes(mutate: Any, fragment: str) -> None:
         (b'{"a": 1}', "not in RFC 8785 canonical form"),
         (b'{"a":1.0}', "not in RFC 8785 canonical form"),
         (b'{"a":"\\u0041"}', "not in RFC 8785 canonical form"),
-        (b'{"a":1,"a":1}', "duplicate object key"),
-        (b'{"a":NaN}', "NaN is not allowed"),
-        (b'{"a":-Infinity}', "-Infinity is not allowed"),
+        (b'{"a":1,"a":1}', "duplicate member 'a'"),
+        (b'{"a":NaN}', "NaN is not valid JSON"),
+        (b'{"a":-Infinity}', "-Infinity is not valid JSON"),
+        (b'{"a":1e999}', "out of range for a double"),
         (b'{"a":9007199254740993}', "safe range"),
         (b'{"a":"\\ud800"}', "lone surrogate"),
         (b"\xff\xfe", "not valid UTF-8"),

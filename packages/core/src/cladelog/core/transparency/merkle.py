@@ -1,0 +1,358 @@
+"""RFC 9162 (RFC 6962) Merkle tree hashing, proof generation and proof verification.
+
+For an auditor
+--------------
+Hashing is SHA-256 with domain separation, exactly as RFC 9162 section 2.1.1:
+
+* the hash of an empty tree is ``SHA-256("")`` (:data:`EMPTY_ROOT`);
+* a leaf hash is ``SHA-256(0x00 || leaf bytes)`` (:func:`leaf_hash`);
+* an interior node is ``SHA-256(0x01 || left || right)`` (:func:`node_hash`);
+* the tree over ``n > 1`` leaves splits at ``k``, the largest power of two
+  strictly below ``n``: ``MTH(D[0:n]) = node(MTH(D[0:k]), MTH(D[k:n]))``.
+
+The verification functions (:func:`verify_inclusion`, :func:`root_from_inclusion`,
+:func:`verify_consistency`) are pure, use only :mod:`hashlib`, and follow the
+algorithms of RFC 9162 sections 2.1.3.2 and 2.1.4.2. They raise
+:class:`ProofError` (a :class:`ValueError`) with a one-line reason and never
+return a boolean, so a forgotten check cannot pass silently. Nothing here touches a
+store: a third party can copy this one module (it needs only :mod:`hashlib` and the
+error base class) and verify cladelog's proofs with it.
+
+Conventions beyond the RFC (the transparency-dev test-vector conventions):
+
+* leaf indices are 0-based and must be below the tree size;
+* every hash in an inclusion proof, every leaf hash and every root compared
+  against a computed value must be exactly 32 bytes;
+* a consistency proof from size 0 is always an error (nothing is proved);
+* for equal sizes the proof must be empty and the two roots byte-equal (they
+  are then compared as given, whatever their length);
+* sizes and indices are Python ``int`` (not ``bool``), non-negative.
+
+:class:`MerkleTree` is an in-memory append-only tree that stores every complete
+subtree hash, so after an O(n) build each root, inclusion proof and consistency
+proof costs O(log n) hash look-ups and at most O(log n) hash computations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+
+from ..errors import VerificationError
+
+__all__ = [
+    "EMPTY_ROOT",
+    "HASH_SIZE",
+    "MerkleTree",
+    "ProofError",
+    "leaf_hash",
+    "node_hash",
+    "root_from_inclusion",
+    "root_from_leaves",
+    "verify_consistency",
+    "verify_inclusion",
+]
+
+HASH_SIZE = 32
+EMPTY_ROOT: bytes = hashlib.sha256(b"").digest()
+
+_LEAF_PREFIX = b"\x00"
+_NODE_PREFIX = b"\x01"
+
+
+class ProofError(VerificationError, ValueError):
+    """A Merkle proof is malformed or does not verify; the message says why.
+
+    It is a :class:`~cladelog.core.errors.VerificationError` (the command line exits 1):
+    hashes and sizes reach these functions already decoded, so a proof that is the wrong
+    length or points outside the tree is a proof that does not verify.
+    """
+
+
+def leaf_hash(data: bytes) -> bytes:
+    """Return ``SHA-256(0x00 || data)``, the RFC 9162 hash of one leaf."""
+    return hashlib.sha256(_LEAF_PREFIX + bytes(data)).digest()
+
+
+def node_hash(left: bytes, right: bytes) -> bytes:
+    """Return ``SHA-256(0x01 || left || right)``, the RFC 9162 interior node hash."""
+    return hashlib.sha256(_NODE_PREFIX + bytes(left) + bytes(right)).digest()
+
+
+def _largest_power_of_two_below(n: int) -> int:
+    """Largest power of two strictly less than ``n`` (``n >= 2``)."""
+    return 1 << ((n - 1).bit_length() - 1)
+
+
+def root_from_leaves(leaf_hashes: Iterable[bytes]) -> bytes:
+    """Return the Merkle tree hash over already-hashed leaves, in order.
+
+    Uses a stack of complete subtrees; the empty input gives :data:`EMPTY_ROOT`.
+    """
+    stack: list[tuple[int, bytes]] = []  # (subtree size, hash), sizes strictly decreasing
+    for h in leaf_hashes:
+        size, acc = 1, bytes(h)
+        while stack and stack[-1][0] == size:
+            left_size, left = stack.pop()
+            size, acc = left_size + size, node_hash(left, acc)
+        stack.append((size, acc))
+    if not stack:
+        return EMPTY_ROOT
+    acc = stack[-1][1]
+    for _, left in reversed(stack[:-1]):
+        acc = node_hash(left, acc)
+    return acc
+
+
+# -- verification -----------------------------------------------------------------------
+
+
+def _check_int(name: str, value: object) -> int:
+    if type(value) is not int:
+        raise ProofError(f"{name}: must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ProofError(f"{name}: must be >= 0, got {value}")
+    return value
+
+
+def _check_hash(name: str, value: object) -> bytes:
+    if type(value) is bytes and len(value) == HASH_SIZE:  # the usual case, checked first
+        return value
+    if not isinstance(value, bytes | bytearray | memoryview):
+        raise ProofError(f"{name}: must be bytes, got {type(value).__name__}")
+    b = bytes(value)
+    if len(b) != HASH_SIZE:
+        raise ProofError(f"{name}: must be {HASH_SIZE} bytes, got {len(b)}")
+    return b
+
+
+def _check_proof(name: str, proof: object) -> list[bytes]:
+    if isinstance(proof, str | bytes | bytearray) or not isinstance(proof, Sequence):
+        raise ProofError(f"{name}: must be a sequence of hashes, got {type(proof).__name__}")
+    # Plain 32-byte ``bytes`` (the usual case) are taken as they are; anything else goes
+    # through _check_hash, so the element's name is only formatted when it is needed.
+    return [
+        h if type(h) is bytes and len(h) == HASH_SIZE else _check_hash(f"{name}[{i}]", h)
+        for i, h in enumerate(proof)
+    ]
+
+
+def root_from_inclusion(leaf_hash: bytes, index: int, size: int, proof: Sequence[bytes]) -> bytes:
+    """Recompute the root implied by an inclusion proof (RFC 9162 section 2.1.3.2).
+
+    Raises :class:`ProofError` if the arguments are malformed or the proof has
+    the wrong length for ``(index, size)``. The caller must still compare the
+    result with a trusted root; :func:`verify_inclusion` does both.
+    """
+    index = _check_int("index", index)
+    size = _check_int("size", size)
+    if index >= size:
+        raise ProofError(f"index: {index} is not below the tree size {size}")
+    acc = _check_hash("leaf_hash", leaf_hash)
+    path = _check_proof("proof", proof)
+    sha256 = hashlib.sha256  # node_hash inlined: every operand is already checked bytes
+    fn, sn = index, size - 1
+    for i, sibling in enumerate(path):
+        if sn == 0:
+            raise ProofError(
+                f"proof: too long for index {index} in size {size} (extra element at [{i}])"
+            )
+        if fn & 1 or fn == sn:
+            acc = sha256(_NODE_PREFIX + sibling + acc).digest()  # node_hash(sibling, acc)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            acc = sha256(_NODE_PREFIX + acc + sibling).digest()  # node_hash(acc, sibling)
+        fn >>= 1
+        sn >>= 1
+    if sn != 0:
+        raise ProofError(
+            f"proof: too short for index {index} in size {size} (got {len(path)} hashes)"
+        )
+    return acc
+
+
+def verify_inclusion(
+    leaf_hash: bytes, index: int, size: int, proof: Sequence[bytes], root: bytes
+) -> None:
+    """Check that ``leaf_hash`` sits at ``index`` in the tree of ``size`` leaves with ``root``.
+
+    Returns ``None`` on success; raises :class:`ProofError` otherwise.
+    """
+    expected = _check_hash("root", root)
+    computed = root_from_inclusion(leaf_hash, index, size, proof)
+    if computed != expected:
+        raise ProofError(
+            f"root: inclusion proof for index {index} in size {size} gives "
+            f"{computed.hex()}, expected {expected.hex()}"
+        )
+
+
+def verify_consistency(
+    size1: int, size2: int, proof: Sequence[bytes], root1: bytes, root2: bytes
+) -> None:
+    """Check that the tree ``(size2, root2)`` extends the tree ``(size1, root1)``.
+
+    RFC 9162 section 2.1.4.2 for ``0 < size1 < size2``; equal sizes need an
+    empty proof and byte-equal roots; ``size1 == 0`` is always refused.
+    Returns ``None`` on success; raises :class:`ProofError` otherwise.
+    """
+    size1 = _check_int("size1", size1)
+    size2 = _check_int("size2", size2)
+    if size1 > size2:
+        raise ProofError(f"size1: {size1} is larger than size2 {size2}")
+    if size1 == 0:
+        raise ProofError("size1: a consistency proof from the empty tree proves nothing")
+    path = _check_proof("proof", proof)
+    if size1 == size2:
+        if path:
+            raise ProofError(f"proof: must be empty for equal sizes, got {len(path)} hashes")
+        if not isinstance(root1, bytes | bytearray) or not isinstance(root2, bytes | bytearray):
+            raise ProofError("root1: roots must be bytes")
+        if bytes(root1) != bytes(root2):
+            raise ProofError(f"root2: differs from root1 at equal size {size1}")
+        return
+    first = _check_hash("root1", root1)
+    second = _check_hash("root2", root2)
+    if not path:
+        raise ProofError(f"proof: empty, but sizes {size1} and {size2} differ")
+    if size1 & (size1 - 1) == 0:  # size1 is a power of two: its root is a tree node
+        path = [first, *path]
+    fn, sn = size1 - 1, size2 - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    fr = sr = path[0]
+    for i, c in enumerate(path[1:], start=1):
+        if sn == 0:
+            raise ProofError(
+                f"proof: too long for sizes {size1} -> {size2} (extra element at [{i}])"
+            )
+        if fn & 1 or fn == sn:
+            fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            sr = node_hash(sr, c)
+        fn >>= 1
+        sn >>= 1
+    if sn != 0:
+        raise ProofError(f"proof: too short for sizes {size1} -> {size2}")
+    if fr != first:
+        raise ProofError(f"root1: proof gives {fr.hex()}, expected {first.hex()}")
+    if sr != second:
+        raise ProofError(f"root2: proof gives {sr.hex()}, expected {second.hex()}")
+
+
+# -- the tree ---------------------------------------------------------------------------
+
+
+class MerkleTree:
+    """An in-memory, append-only RFC 9162 Merkle tree.
+
+    ``_levels[k][i]`` holds the hash of the complete subtree of ``2**k`` leaves
+    starting at leaf ``i * 2**k``; appending a leaf updates at most
+    ``log2(n)`` entries. Proofs and roots for any earlier size are served from
+    those stored hashes.
+    """
+
+    __slots__ = ("_levels",)
+
+    def __init__(self, leaf_hashes: Iterable[bytes] = ()) -> None:
+        self._levels: list[list[bytes]] = [[]]
+        for h in leaf_hashes:
+            self.append_leaf_hash(h)
+
+    @property
+    def size(self) -> int:
+        """Number of leaves appended so far."""
+        return len(self._levels[0])
+
+    def append(self, leaf_bytes: bytes) -> int:
+        """Append a leaf (its data, hashed with :func:`leaf_hash`); return its 0-based index."""
+        return self.append_leaf_hash(leaf_hash(leaf_bytes))
+
+    def append_leaf_hash(self, leaf_hash: bytes) -> int:
+        """Append an already-hashed leaf; return its 0-based index."""
+        h = _check_hash("leaf_hash", leaf_hash)
+        levels = self._levels
+        index = len(levels[0])
+        levels[0].append(h)
+        level = 0
+        while len(levels[level]) % 2 == 0:
+            row = levels[level]
+            parent = node_hash(row[-2], row[-1])
+            if level + 1 == len(levels):
+                levels.append([])
+            levels[level + 1].append(parent)
+            level += 1
+        return index
+
+    def leaf_hash(self, index: int) -> bytes:
+        """The stored hash of leaf ``index``."""
+        self._check_range("index", index, self.size - 1)
+        return self._levels[0][index]
+
+    def root(self, size: int | None = None) -> bytes:
+        """Root hash of the first ``size`` leaves (default: all of them)."""
+        n = self.size if size is None else self._check_range("size", size, self.size)
+        return EMPTY_ROOT if n == 0 else self._subtree(0, n)
+
+    def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
+        """RFC 9162 audit path for leaf ``index`` in the tree of the first ``size`` leaves."""
+        n = self.size if size is None else self._check_range("size", size, self.size)
+        self._check_range("index", index, n - 1)
+        proof: list[bytes] = []
+        lo, hi, m = 0, n, index
+        # Walk down from the root; siblings are collected top-down, then reversed.
+        while hi - lo > 1:
+            k = _largest_power_of_two_below(hi - lo)
+            if m < k:
+                proof.append(self._subtree(lo + k, hi))
+                hi = lo + k
+            else:
+                proof.append(self._subtree(lo, lo + k))
+                lo, m = lo + k, m - k
+        proof.reverse()
+        return proof
+
+    def consistency_proof(self, old_size: int, new_size: int | None = None) -> list[bytes]:
+        """RFC 9162 consistency proof from ``old_size`` to ``new_size`` (``0 < old <= new``)."""
+        n = self.size if new_size is None else self._check_range("new_size", new_size, self.size)
+        m = self._check_range("old_size", old_size, n)
+        if m == 0:
+            raise ProofError("old_size: a consistency proof from the empty tree proves nothing")
+        if m == n:
+            return []
+        proof: list[bytes] = []
+        lo, hi, complete = 0, n, True
+        while m != hi - lo:
+            k = _largest_power_of_two_below(hi - lo)
+            if m <= k:
+                proof.append(self._subtree(lo + k, hi))
+                hi = lo + k
+            else:
+                proof.append(self._subtree(lo, lo + k))
+                lo, m, complete = lo + k, m - k, False
+        if not complete:
+            proof.append(self._subtree(lo, hi))
+        proof.reverse()
+        return proof
+
+    def _check_range(self, name: str, value: object, top: int) -> int:
+        v = _check_int(name, value)
+        if v > top:
+            raise ProofError(f"{name}: {v} is out of range [0, {top}]")
+        return v
+
+    def _subtree(self, lo: int, hi: int) -> bytes:
+        """MTH(D[lo:hi]) where ``lo`` is a multiple of the largest power of two <= hi - lo."""
+        n = hi - lo
+        if n & (n - 1) == 0:
+            level = n.bit_length() - 1
+            return self._levels[level][lo >> level]
+        k = _largest_power_of_two_below(n)
+        return node_hash(self._levels[k.bit_length() - 1][lo // k], self._subtree(lo + k, hi))
