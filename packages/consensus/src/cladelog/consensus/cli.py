@@ -351,3 +351,49 @@ def show(dep: Deployment, proposal: str, as_json: bool) -> None:
                    f"(power {missing['power']}, stake {missing['stake']})")
     if record["zeta"] is not None:
         click.echo(f"  zeta {record['zeta']:.4f}")
+
+
+# -- simulation ----------------------------------------------------------------------------
+
+
+@consensus.command("simulate")
+@click.option("--validators", "n", required=True, type=int, help="Number of validators N.")
+@click.option("--byzantine", "f", default=0, show_default=True, type=int,
+              help="How many are Byzantine.")
+@click.option("--offline", "g", default=0, show_default=True, type=int,
+              help="How many are offline.")
+@click.option("--epochs", "e", default=10, show_default=True, type=int, help="Epochs to run.")
+@click.option("--seed", "s", default=0, show_default=True, type=int, help="Random seed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+@pass_deployment
+def simulate(dep: Deployment, n: int, f: int, g: int, e: int, s: int, as_json: bool) -> None:
+    """Run honest, offline and Byzantine validators on this (empty) log, signing every
+    statement, and print what was finalized, overturned and slashed."""
+    from cladelog.consensus.commands import current_ledger, run_audit
+    from cladelog.consensus.errors import ConsensusInputError
+    from cladelog.consensus.simulate import LogSink, SimConfig, run, sim_signers
+
+    config = SimConfig(n, f, g, e, s)
+    config.check()
+    ledger = current_ledger(dep)
+    if ledger.state["policy"] is not None or ledger.state["validators"]:
+        raise ConsensusInputError("simulate: the log already holds consensus events; "
+                                  "simulate on a fresh deployment")
+    sink = LogSink(dep, sim_signers(config))
+    report = run(config, sink, lambda doc: run_audit(dep, doc))
+    if as_json:
+        _echo_json(report)
+        return
+    outcomes: dict[str, int] = {}
+    for p in report["proposals"]:
+        outcomes[p["outcome"]] = outcomes.get(p["outcome"], 0) + 1
+    click.echo(f"{n} validators ({f} byzantine, {g} offline), {e} epochs, seed {s}")
+    click.echo("proposals: " + (", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
+                                or "none"))
+    for v in report["validators"]:
+        if v["slashes"]:
+            what = ", ".join(f"{x['offense']} -{x['amount']}" for x in v["slashes"])
+            click.echo(f"slashed: {v['validator']} ({v['role']}): {what}")
+    for c in report["conflicting_finalizations"]:
+        click.echo(f"conflicting quorum: {' vs '.join(c['candidates'])}; double signers "
+                   f"{c['double_signer_power']}/{c['total_power']} power, all slashed")

@@ -40,7 +40,7 @@ from typing import Any
 import attrs
 from cladelog.consensus.ledger import GENESIS, Ledger
 
-__all__ = ["LedgerSink", "LogSink", "SimConfig", "Sink", "run", "sim_policy"]
+__all__ = ["LedgerSink", "LogSink", "SimConfig", "Sink", "run", "sim_policy", "sim_signers"]
 
 _RATES = {"syntax": "parse_pass_rate", "semantics": "equivalence_recovery_rate"}
 
@@ -336,3 +336,18 @@ def report(ledger: Ledger, role: dict[str, str], actions: dict[str, list[str]],
             "validators": validators, "proposals": proposals,
             "conflicting_finalizations": ledger.state["conflicts"],
             "evidence": len(ledger.state["evidence"])}
+
+
+def sim_signers(config: SimConfig) -> dict[str, Any]:
+    """Deterministic validator keys for a simulation (seeded from the seed and the id)."""
+    import hashlib
+
+    from cladelog.consensus.signing import generate_key, signer_from_key
+
+    width = len(str(config.validators))
+    signers = {}
+    for i in range(config.validators):
+        vid = f"val-{i:0{width}d}"
+        seed = hashlib.sha256(f"cladelog-sim/{config.seed}/{vid}".encode()).digest()
+        signers[vid] = signer_from_key(generate_key(vid, seed)[0])
+    return signers
