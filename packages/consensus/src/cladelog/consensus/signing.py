@@ -27,7 +27,6 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 import attrs
-
 from cladelog.consensus.errors import ConsensusInputError
 from cladelog.consensus.statements import PREDICATE_TYPE, check_predicate
 
