@@ -18,7 +18,7 @@ def test_gate_levels() -> None:
     assert decide("c", d.state, True)[0] == "allow"
     d.tick(2)
     assert decide("c", d.state, False) == ("allow", "settled in epoch 1 (3/3 power accepted)")
-    d.propose("x")
+    d.propose("x", parent="c")
     d.tick(2)
     assert decide("x", d.state, True) == ("block", "not finalized (no_quorum; 0/3 power "
                                                    "accepted)")
