@@ -8,8 +8,9 @@ the gate rule in :mod:`cladelog.consensus.gate`, this plugin's own hook spec
 light: it is imported whenever the CLI starts with consensus enabled.
 
 consensus also implements fork-score's ``fork_score_terms`` as an *optional* hook
-(it exists only where fork-score is enabled): the term fills ζ (ValidatorDiversity)
-from this plugin's state (rule 6; see :mod:`cladelog.consensus.zeta_term`).
+(it exists only where fork-score is enabled), through a per-deployment provider
+registered at configure time: the term fills ζ (ValidatorDiversity) from that
+deployment's consensus state (rule 6; see :mod:`cladelog.consensus.zeta_term`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from cladelog.core import Deployment, EventType, Projection, Vote
 
 __all__ = [
-    "FORK_SCORE_HOOKSPEC_VERSION",
     "PLUGIN",
     "cladelog_add_hookspecs",
     "cladelog_cli_commands",
@@ -33,7 +33,6 @@ __all__ = [
     "cladelog_event_types",
     "cladelog_gate_vote",
     "cladelog_projections",
-    "fork_score_terms",
 ]
 
 PLUGIN = PluginInfo(
@@ -42,9 +41,6 @@ PLUGIN = PluginInfo(
     settings=ConsensusSettings,
     description="validators, stake, signed votes, >2/3 finality, challenges and slashing",
 )
-
-#: The fork-score hook-spec version the ζ term was built for.
-FORK_SCORE_HOOKSPEC_VERSION = 1
 
 
 @hookimpl
@@ -57,10 +53,10 @@ def cladelog_add_hookspecs(pluginmanager: Any) -> None:
 
 @hookimpl
 def cladelog_configure(deployment: Deployment) -> None:
-    """Remember the deployment for the ζ term (it reads this plugin's state)."""
-    from cladelog.consensus.zeta_term import bind
+    """Register this deployment's ζ term provider (fork-score's optional term hook)."""
+    from cladelog.consensus.zeta_term import ZetaTermProvider
 
-    bind(deployment)
+    deployment.pm.register(ZetaTermProvider(deployment), name="consensus.zeta-term")
 
 
 @hookimpl
@@ -104,10 +100,3 @@ def cladelog_gate_vote(
     decision, reason = decide(candidate, state["ledger"], allow)
     return Vote(PLUGIN.name, decision, reason)
 
-
-@hookimpl(optionalhook=True)
-def fork_score_terms() -> list[Any]:
-    """fork-score's term hook: the ζ term (ValidatorDiversity) from the consensus state."""
-    from cladelog.consensus.zeta_term import zeta_term
-
-    return [zeta_term()]

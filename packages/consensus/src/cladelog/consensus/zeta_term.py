@@ -13,8 +13,9 @@ accepting power, 0 when the frozen set has at most one validator). Without such 
 candidate, or before its window closed, the value is the caller's scalar
 ``validator_diversity`` (0 by default), so single-validator scoring is unchanged.
 
-The state is read from the deployment the plugin was configured with (one
-deployment per process, which is what the command line runs).
+The term is provided by a :class:`ZetaTermProvider` that the plugin registers in
+each deployment's plugin manager when the deployment is configured, so it reads
+that deployment's own state.
 """
 
 from __future__ import annotations
@@ -22,15 +23,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["TERM_NAME", "bind", "zeta_for", "zeta_term"]
+from cladelog.core import hookimpl
+
+__all__ = ["TERM_NAME", "ZetaTermProvider", "zeta_for"]
 
 TERM_NAME = "consensus_zeta"
-_BOUND: dict[str, Any] = {}
-
-
-def bind(deployment: Any) -> None:
-    """Remember the configured deployment (called from ``cladelog_configure``)."""
-    _BOUND["deployment"] = deployment
 
 
 def zeta_for(state: Mapping[str, Any] | None, candidate: Any) -> float | None:
@@ -43,16 +40,34 @@ def zeta_for(state: Mapping[str, Any] | None, candidate: Any) -> float | None:
     return float(proposal["zeta"])
 
 
-def _value(parent: Any, child: Any, inputs: Mapping[str, Any]) -> float:
-    fallback = float(inputs.get("validator_diversity", 0.0))
-    deployment = _BOUND.get("deployment")
-    if deployment is None or not isinstance(child, Mapping):
-        return fallback
-    value = zeta_for(deployment.state("consensus.state"), child.get("candidate"))
-    return fallback if value is None else value
+class ZetaTermProvider:
+    """The per-deployment implementation of fork-score's ``fork_score_terms``.
 
+    ``cladelog_configure`` registers one instance in the deployment's plugin manager,
+    so the term reads *that* deployment's state (no module-level state). The hook
+    implementation is optional: without fork-score the spec does not exist.
+    """
 
-def zeta_term() -> dict[str, Any]:
-    """The term in the mapping form fork-score's hook accepts."""
-    return {"name": TERM_NAME, "weight_name": "zeta", "default_weight": 0.0, "sign": 1,
-            "fn": _value}
+    #: The fork-score hook-spec version this term was built for.
+    FORK_SCORE_HOOKSPEC_VERSION = 1
+
+    def __init__(self, deployment: Any) -> None:
+        self.deployment = deployment
+
+    def value(self, parent: Any, child: Any, inputs: Mapping[str, Any]) -> float:
+        """ζ of the child's candidate, else the caller scalar ``validator_diversity``."""
+        fallback = float(inputs.get("validator_diversity", 0.0))
+        if not isinstance(child, Mapping):
+            return fallback
+        value = zeta_for(self.deployment.state("consensus.state"), child.get("candidate"))
+        return fallback if value is None else value
+
+    def term(self) -> dict[str, Any]:
+        """The term in the mapping form fork-score's hook accepts."""
+        return {"name": TERM_NAME, "weight_name": "zeta", "default_weight": 0.0, "sign": 1,
+                "fn": self.value}
+
+    @hookimpl(optionalhook=True)
+    def fork_score_terms(self) -> list[Any]:
+        """fork-score's term hook: the ζ term."""
+        return [self.term()]
