@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cladelog.core.lazy import lazy_exports
-
 from cladelog.consensus.errors import ConsensusInputError
+from cladelog.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from cladelog.consensus.ledger import GENESIS, Ledger, initial_state
@@ -69,8 +68,8 @@ __all__ = [
     "LedgerSink",
     "LogSink",
     "Policy",
-    "SimConfig",
     "Signer",
+    "SimConfig",
     "check_predicate",
     "frozen_powers",
     "generate_key",
