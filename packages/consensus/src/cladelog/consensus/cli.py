@@ -397,3 +397,76 @@ def simulate(dep: Deployment, n: int, f: int, g: int, e: int, s: int, as_json: b
     for c in report["conflicting_finalizations"]:
         click.echo(f"conflicting quorum: {' vs '.join(c['candidates'])}; double signers "
                    f"{c['double_signer_power']}/{c['total_power']} power, all slashed")
+
+
+# -- certificates --------------------------------------------------------------------------
+
+
+@consensus.command("certificate")
+@click.argument("candidate")
+@click.option("--out", metavar="FILE", help="Where to write it (default: CANDIDATE.cert.json).")
+@pass_deployment
+def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
+    """Write the finality certificate of a finalized CANDIDATE: policy, frozen set with
+    powers, the proposal and the signed accepts (checked offline by verify-certificate)."""
+    import base64
+    import hashlib
+
+    from cladelog.consensus.certificate import build_certificate
+    from cladelog.consensus.commands import current_ledger
+
+    ledger = current_ledger(dep)
+    record = ledger.proposal(candidate)
+    wanted = {v["digest"] for v in record["votes"].values() if v["decision"] == "accept"}
+    proposal_env = None
+    votes = []
+    for event in dep.store.read(types=("consensus.proposed", "consensus.voted")):
+        envelope = event.data["envelope"]
+        try:
+            digest = hashlib.sha256(base64.b64decode(envelope["payload"])).hexdigest()
+        except (KeyError, TypeError, ValueError):
+            continue  # a malformed hand-appended event (the projection ignored it)
+        if event.type == "consensus.voted" and digest in wanted:
+            votes.append((event.position, event.hash, envelope))
+            wanted.discard(digest)
+        elif event.type == "consensus.proposed" and proposal_env is None:
+            try:
+                predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+            except (KeyError, TypeError, ValueError):
+                continue
+            if predicate.get("candidate") == candidate:
+                proposal_env = envelope  # the first one: later copies were refused
+    head = dep.store.head()
+    doc = build_certificate(record, proposal_env or {}, votes, (head.position, head.hash))
+    path = out or f"{candidate}.cert.json"
+    _write_json(path, doc)
+    click.echo(f"certificate of {candidate} ({len(votes)} signed accepts) written to {path}")
+
+
+@consensus.command("verify-certificate")
+@click.argument("file", metavar="FILE")
+@click.option("--trusted-keys", required=True, metavar="FILE",
+              help="Validator verifier keys, one per line (the .pub files concatenated).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def verify_certificate(file: str, trusted_keys: str, as_json: bool) -> None:
+    """Check a finality certificate offline (no log needed). Exit 1 if it does not verify."""
+    from pathlib import Path
+
+    from cladelog.consensus.certificate import parse_trusted_keys
+    from cladelog.consensus.certificate import verify_certificate as verify
+    from cladelog.consensus.errors import CertificateError
+    from cladelog.core.cli import fail, read_json_file
+
+    try:
+        text = Path(trusted_keys).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"--trusted-keys: cannot read {trusted_keys} ({exc})")
+    try:
+        summary = verify(read_json_file(file), parse_trusted_keys(text))
+    except CertificateError as exc:
+        fail(f"{file}: does not verify: {exc}", 1)
+    if as_json:
+        _echo_json(summary)
+        return
+    click.echo(f"{summary['candidate']}: finalized by {summary['accept_power']} of "
+               f"{summary['total_power']} power ({len(summary['voters'])} validators)")

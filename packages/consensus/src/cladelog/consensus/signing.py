@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -38,6 +39,7 @@ __all__ = [
     "generate_key",
     "load_signer",
     "open_statement",
+    "open_with_keys",
     "peek_kind",
     "sign_statement",
     "signer_from_key",
@@ -150,12 +152,28 @@ def _signer_name(envelope: Any, where: str) -> str:
 
 def open_statement(envelope: Any, ledger: Ledger, where: str) -> tuple[dict[str, Any], str]:
     """Verify a signed statement against the ledger's keys; return (predicate, digest)."""
+    validators = ledger.state["validators"]
+    return _open(envelope, lambda name: (validators[name]["key"] if name in validators
+                                         else None), where, allow_bond=True)
+
+
+def open_with_keys(envelope: Any, keys: Mapping[str, str],
+                   where: str) -> tuple[dict[str, Any], str]:
+    """Verify a signed statement against trusted verifier keys ``{validator id: vkey}``
+    (no ledger; a certificate verifier's path); return (predicate, digest)."""
+    return _open(envelope, keys.get, where, allow_bond=False)
+
+
+def _open(envelope: Any, key_of: Callable[[str], str | None], where: str,
+          *, allow_bond: bool) -> tuple[dict[str, Any], str]:
     from cladelog.core import transparency as t
 
     name = _signer_name(envelope, where)
-    record = ledger.state["validators"].get(name)
-    if record is not None:
-        vkey = record["key"]
+    known = key_of(name)
+    if known is not None:
+        vkey = known
+    elif not allow_bond:
+        raise ConsensusInputError(f"{where}: unknown signature: {name!r} is not a trusted key")
     else:
         statement = _unverified_statement(envelope, where)
         predicate = statement.get("predicate")

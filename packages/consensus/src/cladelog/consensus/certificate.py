@@ -1,0 +1,169 @@
+"""Finality certificates: a self-contained proof that a candidate was finalized.
+
+A certificate (``cladelog consensus certificate CANDIDATE``) is one JSON object::
+
+    {"format": "cladelog-consensus-certificate/v1",
+     "candidate": C, "parent": P, "eval_digest": HEX, "opened": E,
+     "policy": {"version", "weighting", "cap", "voting_window", "challenge_window"},
+     "validators": {ID: {"stake": N, "power": N}},   # the frozen set
+     "proposal": ENVELOPE,                             # the proposer's signed statement
+     "votes": [ENVELOPE, ...],                         # signed accepts reaching quorum
+     "log": {"size": N, "head": HASH,
+             "entries": [{"position", "hash", "statement"}]}}
+
+:func:`verify_certificate` checks it offline against trusted validator keys (no
+store; a third party can lift this module out with core's transparency code):
+
+1. the powers follow from the stakes under the frozen weighting and cap (rule 1);
+2. the proposal is signed by a trusted key and names this candidate, parent and
+   eval digest;
+3. every vote is signed by a trusted key of a frozen validator, accepts this
+   candidate, was signed inside the voting window, and no validator counts twice;
+4. ``3 x accepting power > 2 x total power``.
+
+Bad input (not a certificate) raises :class:`ConsensusInputError` (exit 2); a
+certificate that does not verify raises :class:`CertificateError` (exit 1).
+
+Not yet in v1: inclusion proofs of the votes in a signed log checkpoint. The
+certificate records each vote's log position and chain hash and the log head it
+was cut at, so the proofs can be attached once core's store maintains the RFC 9162
+tree (the transparency issue's later phase). Until then a verifier trusts the keys,
+not the log: the frozen set is the producer's claim, so a certificate that leaves a
+frozen validator out (lowering the total power) is not caught by this check alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from cladelog.consensus.errors import CertificateError, ConsensusInputError
+
+__all__ = ["FORMAT", "build_certificate", "parse_trusted_keys", "verify_certificate"]
+
+FORMAT = "cladelog-consensus-certificate/v1"
+_KEYS = frozenset({"format", "candidate", "parent", "eval_digest", "opened", "policy",
+                   "validators", "proposal", "votes", "log"})
+
+
+def build_certificate(proposal: Mapping[str, Any], proposal_envelope: Mapping[str, Any],
+                      vote_entries: Iterable[tuple[int, str, Mapping[str, Any]]],
+                      log_head: tuple[int, str]) -> dict[str, Any]:
+    """A certificate from a finalized proposal record (ledger state), the proposer's
+    envelope, ``(position, event hash, envelope)`` of its counted accepts and the head."""
+    if proposal["outcome"] not in ("finalized", "settled"):
+        raise ConsensusInputError(f"candidate: {proposal['candidate']!r} is "
+                                  f"{proposal['outcome']}, not finalized")
+    entries = sorted(vote_entries, key=lambda e: e[0])
+    return {
+        "format": FORMAT,
+        "candidate": proposal["candidate"], "parent": proposal["parent"],
+        "eval_digest": proposal["eval_digest"], "opened": proposal["opened"],
+        "policy": {"version": proposal["policy_version"], "weighting": proposal["weighting"],
+                   "cap": proposal["cap"], "voting_window": proposal["voting_window"],
+                   "challenge_window": proposal["challenge_window"]},
+        "validators": {v: {"stake": proposal["frozen_stakes"][v], "power": p}
+                       for v, p in sorted(proposal["frozen"].items())},
+        "proposal": dict(proposal_envelope),
+        "votes": [dict(env) for _, _, env in entries],
+        "log": {"size": log_head[0], "head": log_head[1],
+                "entries": [{"position": pos, "hash": h} for pos, h, _ in entries]},
+    }
+
+
+def parse_trusted_keys(text: str) -> dict[str, str]:
+    """``{validator id: verifier key}`` from one verifier key per line (``#`` comments)."""
+    from cladelog.core import transparency as t
+
+    keys: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            key = t.parse_verifier_key(line)
+        except t.NoteError as exc:
+            raise ConsensusInputError(f"--trusted-keys: line {number}: {exc}") from None
+        if key.name in keys and keys[key.name] != line:
+            raise ConsensusInputError(f"--trusted-keys: line {number}: a second key for "
+                                      f"{key.name!r}")
+        keys[key.name] = line
+    if not keys:
+        raise ConsensusInputError("--trusted-keys: no verifier key in the file")
+    return keys
+
+
+def _shape(doc: Any) -> dict[str, Any]:
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ConsensusInputError(f"certificate: not a {FORMAT} document")
+    missing = sorted(_KEYS - set(doc))
+    if missing:
+        raise ConsensusInputError(f"certificate.{missing[0]}: missing")
+    if not isinstance(doc["validators"], dict) or not isinstance(doc["votes"], list):
+        raise ConsensusInputError("certificate: validators must be an object, votes a list")
+    if not isinstance(doc["policy"], dict) or not isinstance(doc["opened"], int):
+        raise ConsensusInputError("certificate: policy must be an object, opened an integer")
+    return doc
+
+
+def verify_certificate(doc: Any, trusted: Mapping[str, str]) -> dict[str, Any]:
+    """Check a certificate (see the module docstring); return a summary
+    ``{candidate, parent, accept_power, total_power, voters}``."""
+    from cladelog.consensus.policy import parse_fraction
+    from cladelog.consensus.power import frozen_powers, quorum_reached
+    from cladelog.consensus.signing import open_with_keys
+
+    cert = _shape(doc)
+    policy = cert["policy"]
+    cap = None if policy.get("cap") is None else parse_fraction(policy["cap"],
+                                                                "certificate.policy.cap")
+    try:
+        stakes = {v: int(r["stake"]) for v, r in cert["validators"].items()}
+        listed = {v: int(r["power"]) for v, r in cert["validators"].items()}
+        window = int(policy["voting_window"])
+        weighting = str(policy["weighting"])
+    except (KeyError, TypeError, ValueError):
+        raise ConsensusInputError("certificate.validators: each needs integer stake and "
+                                  "power; policy needs voting_window and weighting") from None
+    if frozen_powers(stakes, weighting, cap) != listed:
+        raise CertificateError("certificate.validators: the powers do not follow from the "
+                               "stakes under the frozen weighting and cap")
+    total = sum(listed.values())
+    try:
+        proposal, _ = open_with_keys(cert["proposal"], trusted, "certificate.proposal")
+    except ConsensusInputError as exc:
+        raise CertificateError(str(exc)) from None
+    for field in ("candidate", "parent", "eval_digest"):
+        if proposal.get(field) != cert[field]:
+            raise CertificateError(f"certificate.proposal: its {field} is not the "
+                                   f"certificate's {cert[field]!r}")
+    if proposal.get("kind") != "propose" or proposal["epoch"] != cert["opened"]:
+        raise CertificateError("certificate.proposal: not the proposal statement of the "
+                               "epoch it opened in")
+    first, last = cert["opened"], cert["opened"] + window - 1
+    accept = 0
+    voters: list[str] = []
+    for index, envelope in enumerate(cert["votes"]):
+        where = f"certificate.votes[{index}]"
+        try:
+            vote, _ = open_with_keys(envelope, trusted, where)
+        except ConsensusInputError as exc:
+            raise CertificateError(str(exc)) from None
+        vid = vote["validator"]
+        if vote["kind"] != "vote" or vote["proposal"] != cert["candidate"] \
+                or vote["decision"] != "accept":
+            raise CertificateError(f"{where}: not an accept of {cert['candidate']!r}")
+        if vid not in listed:
+            raise CertificateError(f"{where}: {vid!r} is not in the frozen validator set")
+        if vid in voters:
+            raise CertificateError(f"{where}: {vid!r} is counted twice")
+        if not first <= vote["epoch"] <= last:
+            raise CertificateError(f"{where}: signed in epoch {vote['epoch']}, outside the "
+                                   f"voting window {first}..{last}")
+        voters.append(vid)
+        accept += listed[vid]
+    if not quorum_reached(accept, total):
+        raise CertificateError(f"certificate: accepting power {accept} of {total} is not "
+                               "more than two thirds")
+    return {"candidate": cert["candidate"], "parent": cert["parent"],
+            "accept_power": accept, "total_power": total, "voters": voters}
