@@ -19,6 +19,7 @@ BENCHES = {
     "graph": "bench_graph",
     "authoring": "bench_authoring",
     "postgres": "bench_postgres",
+    "consensus": "bench_consensus",
 }
 
 

@@ -18,6 +18,7 @@ from cladelog.consensus.projections import PROJECTION_NAME, apply_input
 
 __all__ = [
     "append_inputs",
+    "prepare_inputs",
     "audit_document",
     "current_ledger",
     "input_for_envelope",
@@ -34,13 +35,13 @@ def current_ledger(deployment: Any) -> Ledger:
     return Ledger(copy.deepcopy(state["ledger"]))
 
 
-def append_inputs(deployment: Any, inputs: Sequence[tuple[str, dict[str, Any]]],
-                  *, actor: str | None = None) -> list[Consequence]:
-    """Check every input in order on a copy of the state; append them all (each followed
-    by its consequences) in one batch, or raise naming the first refused one."""
+def prepare_inputs(ledger: Ledger, inputs: Sequence[tuple[str, dict[str, Any]]],
+                   *, actor: str | None = None) -> tuple[list[Any], list[Consequence]]:
+    """Apply every input in order to ``ledger`` (a private copy: it is left changed, even
+    when an input is refused); return the events to append (each input followed by its
+    consequences) and the consequences, or raise naming the first refused input."""
     from cladelog.core import NewEvent
 
-    ledger = current_ledger(deployment)
     events: list[Any] = []
     consequences: list[Consequence] = []
     meta = {} if actor is None else {"actor": actor}
@@ -53,6 +54,14 @@ def append_inputs(deployment: Any, inputs: Sequence[tuple[str, dict[str, Any]]],
         events.append(NewEvent(STREAM, event_type, data, meta=dict(meta)))
         events.extend(NewEvent(STREAM, t, d, meta=dict(meta)) for t, d in out)
         consequences.extend(out)
+    return events, consequences
+
+
+def append_inputs(deployment: Any, inputs: Sequence[tuple[str, dict[str, Any]]],
+                  *, actor: str | None = None) -> list[Consequence]:
+    """Check every input in order on a copy of the state; append them all (each followed
+    by its consequences) in one batch, or raise naming the first refused one."""
+    events, consequences = prepare_inputs(current_ledger(deployment), inputs, actor=actor)
     deployment.append(events)
     return consequences
 
