@@ -18,11 +18,11 @@ from cladelog.consensus.projections import PROJECTION_NAME, apply_input
 
 __all__ = [
     "append_inputs",
-    "prepare_inputs",
     "audit_document",
     "current_ledger",
     "input_for_envelope",
     "load_audit_inputs",
+    "prepare_inputs",
     "run_audit",
 ]
 
