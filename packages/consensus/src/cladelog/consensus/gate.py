@@ -8,11 +8,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
 __all__ = ["ConsensusSettings", "decide"]
+
+Decision = Literal["allow", "warn", "block"]
 
 
 @attrs.frozen
@@ -22,7 +24,8 @@ class ConsensusSettings:
     gate_allows_finalized: bool = False
 
 
-def decide(candidate: str, ledger: dict[str, Any], allow_finalized: bool) -> tuple[str, str]:
+def decide(candidate: str, ledger: dict[str, Any],
+           allow_finalized: bool) -> tuple[Decision, str]:
     """(decision, reason) for ``candidate`` from the ledger state."""
     proposal = ledger["proposals"].get(candidate)
     if proposal is None:

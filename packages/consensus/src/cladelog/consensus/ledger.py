@@ -100,13 +100,13 @@ class Ledger:
         return parse_policy(doc)
 
     def validator(self, vid: str) -> dict[str, Any]:
-        record = self.state["validators"].get(vid)
+        record: dict[str, Any] | None = self.state["validators"].get(vid)
         if record is None:
             raise _fail(f"validator: {vid!r} is not a known validator (it never bonded)")
         return record
 
     def proposal(self, pid: str) -> dict[str, Any]:
-        record = self.state["proposals"].get(pid)
+        record: dict[str, Any] | None = self.state["proposals"].get(pid)
         if record is None:
             raise _fail(f"proposal: {pid!r} is not a known proposal")
         return record
@@ -505,7 +505,7 @@ class Ledger:
         epoch = self.epoch
         if data["epoch"] != epoch:
             raise _fail(f"epoch_closed.epoch: the log is in epoch {epoch}, got {data['epoch']}")
-        policy = self.state["policy"] and self.policy()
+        policy = None if self.state["policy"] is None else self.policy()
         for proposal in self.proposals_in_order():
             if proposal["closed_epoch"] is None and self.window(proposal)[1] == epoch:
                 self._close_window(proposal, policy, out)
