@@ -101,3 +101,23 @@ def test_not_finalized_has_no_certificate(world: World, tmp_path: Path) -> None:
                                             str(tmp_path / "x.json"))
 
 
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda d: d["validators"]["v1"].update(stake=-1),
+    lambda d: d["validators"]["v1"].update(stake=1.5),
+    lambda d: d["validators"].update(v1=[]),
+    lambda d: d["policy"].update(voting_window="2"),
+    lambda d: d["policy"].update(cap="x"),
+    lambda d: d.update(votes=[1, "x"]),
+    lambda d: d.update(opened=True),
+    lambda d: d.pop("proposal"),
+])
+def test_malformed_certificates_are_input_errors(cert: Any, mutate: Any) -> None:
+    from cladelog.core import InputError
+
+    _, doc, keys = cert
+    bad = copy.deepcopy(doc)
+    mutate(bad)
+    with pytest.raises((InputError, CertificateError)):
+        verify_certificate(bad, keys)

@@ -101,7 +101,7 @@ def _shape(doc: Any) -> dict[str, Any]:
         raise ConsensusInputError(f"certificate.{missing[0]}: missing")
     if not isinstance(doc["validators"], dict) or not isinstance(doc["votes"], list):
         raise ConsensusInputError("certificate: validators must be an object, votes a list")
-    if not isinstance(doc["policy"], dict) or not isinstance(doc["opened"], int):
+    if not isinstance(doc["policy"], dict) or type(doc["opened"]) is not int:
         raise ConsensusInputError("certificate: policy must be an object, opened an integer")
     return doc
 
@@ -109,7 +109,7 @@ def _shape(doc: Any) -> dict[str, Any]:
 def verify_certificate(doc: Any, trusted: Mapping[str, str]) -> dict[str, Any]:
     """Check a certificate (see the module docstring); return a summary
     ``{candidate, parent, accept_power, total_power, voters}``."""
-    from cladelog.consensus.policy import parse_fraction
+    from cladelog.consensus.policy import MAX_INT, WEIGHTINGS, parse_fraction
     from cladelog.consensus.power import frozen_powers, quorum_reached
     from cladelog.consensus.signing import open_with_keys
 
@@ -117,14 +117,18 @@ def verify_certificate(doc: Any, trusted: Mapping[str, str]) -> dict[str, Any]:
     policy = cert["policy"]
     cap = None if policy.get("cap") is None else parse_fraction(policy["cap"],
                                                                 "certificate.policy.cap")
-    try:
-        stakes = {v: int(r["stake"]) for v, r in cert["validators"].items()}
-        listed = {v: int(r["power"]) for v, r in cert["validators"].items()}
-        window = int(policy["voting_window"])
-        weighting = str(policy["weighting"])
-    except (KeyError, TypeError, ValueError):
-        raise ConsensusInputError("certificate.validators: each needs integer stake and "
-                                  "power; policy needs voting_window and weighting") from None
+    stakes: dict[str, int] = {}
+    listed: dict[str, int] = {}
+    for vid, row in cert["validators"].items():
+        values = [row.get(k) if isinstance(row, dict) else None for k in ("stake", "power")]
+        if not all(type(x) is int and 0 <= x <= MAX_INT for x in values):
+            raise ConsensusInputError(f"certificate.validators.{vid}: needs integer stake and "
+                                      "power in [0, 2^53-1]")
+        stakes[vid], listed[vid] = values[0], values[1]  # type: ignore[assignment]
+    window, weighting = policy.get("voting_window"), policy.get("weighting")
+    if type(window) is not int or window < 1 or weighting not in WEIGHTINGS:
+        raise ConsensusInputError("certificate.policy: needs voting_window >= 1 and weighting "
+                                  f"one of {', '.join(WEIGHTINGS)}")
     if frozen_powers(stakes, weighting, cap) != listed:
         raise CertificateError("certificate.validators: the powers do not follow from the "
                                "stakes under the frozen weighting and cap")

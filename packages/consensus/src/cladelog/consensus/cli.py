@@ -191,7 +191,7 @@ def propose(dep: Deployment, key: str, candidate: str, parent: str, inputs_file:
 @consensus.command("vote")
 @click.argument("proposal")
 @_KEY
-@click.option("--inputs", "inputs_path", required=True, metavar="FILE|DIR",
+@click.option("--inputs", "inputs_path", default=".", show_default=True, metavar="FILE|DIR",
               help="The audit inputs (a file, or a directory holding <eval digest>.json).")
 @click.option("--out", metavar="FILE", help="Vote file (default: vote-PROPOSAL-NAME.json).")
 @click.option("--submit", is_flag=True, help="Append the vote too (else only the file).")
