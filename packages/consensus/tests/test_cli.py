@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 
 import pytest
 from cli_helpers import BAD, GOOD, World, propose
@@ -149,3 +150,22 @@ def test_hand_appended_garbage_is_ignored_with_the_reason(world: World) -> None:
     state = world.env.state("consensus.state")
     assert state["ignored"][-1]["type"] == "consensus.bonded"
     assert state["anomalies"][-1]["type"] == "consensus.candidate_settled"
+
+
+def test_the_setting_lets_finalized_candidates_through(tmp_path: Path) -> None:
+    from cladelog.core.testing import CladelogEnv
+    from cli_helpers import make_world
+
+    env = CladelogEnv(tmp_path, ["fork-score", "consensus"],
+                      settings={"consensus": {"gate_allows_finalized": True}})
+    try:
+        w = make_world(env, tmp_path)
+        propose(w, "cand-1", GOOD)
+        inputs = str(tmp_path / "cand-1-inputs.json")
+        for name in ("v1", "v2", "v3"):
+            w.ok("vote", "cand-1", "--key", w.key(name), "--inputs", inputs, "--submit",
+                 "--out", str(tmp_path / f"vote-{name}.json"))
+        gate = env.cli("gate", "cand-1")
+        assert "allow  consensus" in gate.output and "finalized in epoch 0" in gate.output
+    finally:
+        env.close()

@@ -291,3 +291,26 @@ def test_policy_versions_must_increase_and_apply_to_next_proposal() -> None:
     d.propose("b")
     assert d.state["proposals"]["a"]["voting_window"] == 2
     assert d.state["proposals"]["b"]["voting_window"] == 3
+
+
+def test_unbonding_jailed_and_late_votes_count_where_frozen_in() -> None:
+    # rule 4: votes are accepted until the window ends, also after finalization, also
+    # from unbonding or jailed members of the frozen set
+    d = Driver(FOUR, voting_window=3, unbonding_period=7)
+    d.propose("a")
+    d.apply("unbond", {"validator": "v1", "epoch": 0})
+    d.vote("v1", "a")                                   # unbonding: counted
+    d.vote("v2", "a")
+    d.vote("v3", "a")
+    assert d.outcome("a") == "finalized"
+    d.tick()
+    d.state["validators"]["v4"]["jailed"] = True        # jailed after the set froze
+    d.state["validators"]["v4"]["jailed_until"] = 9
+    assert d.vote("v4", "a", "reject") == []            # after finalization, jailed: counted
+    assert d.state["proposals"]["a"]["votes"]["v4"] == {
+        "epoch": 1, "digest": d.state["proposals"]["a"]["votes"]["v4"]["digest"],
+        "decision": "reject", "audit": {"verdict": "ACCEPT"}}
+    assert d.state["proposals"]["a"]["reject_power"] == 10
+    d.tick(2)
+    with pytest.raises(ConsensusInputError, match="closed"):
+        d.vote("v4", "a", "accept", epoch=2)            # the window 0..2 has ended

@@ -20,6 +20,13 @@ from cladelog.consensus.errors import ConsensusInputError
 from cladelog.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from cladelog.consensus.commands import (
+        append_inputs,
+        current_ledger,
+        input_for_envelope,
+        prepare_inputs,
+        run_audit,
+    )
     from cladelog.consensus.ledger import GENESIS, Ledger, initial_state
     from cladelog.consensus.policy import Fraction, Policy, parse_fraction, parse_policy
     from cladelog.consensus.power import frozen_powers, missing_for_quorum, quorum_reached, zeta
@@ -35,6 +42,11 @@ if TYPE_CHECKING:
     from cladelog.consensus.statements import PREDICATE_TYPE, check_predicate
 
 _LAZY = {
+    "append_inputs": "commands",
+    "current_ledger": "commands",
+    "input_for_envelope": "commands",
+    "prepare_inputs": "commands",
+    "run_audit": "commands",
     "GENESIS": "ledger",
     "Ledger": "ledger",
     "initial_state": "ledger",
@@ -70,16 +82,21 @@ __all__ = [
     "Policy",
     "Signer",
     "SimConfig",
+    "append_inputs",
     "check_predicate",
+    "current_ledger",
     "frozen_powers",
     "generate_key",
     "initial_state",
+    "input_for_envelope",
     "load_signer",
     "missing_for_quorum",
     "open_statement",
     "parse_fraction",
     "parse_policy",
+    "prepare_inputs",
     "quorum_reached",
+    "run_audit",
     "sign_statement",
     "signer_from_key",
     "zeta",

@@ -52,8 +52,15 @@ def _inputs(candidate: str, good: bool) -> dict[str, Any]:
 
 def run_consensus_story(directory: Path, seed: int) -> dict[str, Any]:
     """Create ``directory`` (a fresh consensus deployment) and play the story into it."""
-    from cladelog.consensus.commands import append_inputs, current_ledger, input_for_envelope
-    from cladelog.consensus.signing import generate_key, sign_statement, signer_from_key
+    from cladelog.consensus import (
+        append_inputs,
+        current_ledger,
+        generate_key,
+        input_for_envelope,
+        run_audit,
+        sign_statement,
+        signer_from_key,
+    )
     from cladelog.core import Deployment, DeploymentConfig, canonical_digest
 
     from .clock import DemoClock
@@ -92,16 +99,12 @@ def run_consensus_story(directory: Path, seed: int) -> dict[str, Any]:
                           metric_delta=0.04 if good else -0.3)
 
         def vote(lab: str, cid: str) -> tuple[str, dict[str, Any]]:
-            from cladelog.consensus.commands import run_audit
-
             audit = run_audit(dep, docs[cid])
             decision = ("accept" if audit["verdict"] == "ACCEPT" and not audit["hard_flags"]
                         else "reject")
             return signed(lab, "vote", proposal=cid, decision=decision, audit=audit)
 
         def accept_anyway(lab: str, cid: str) -> tuple[str, dict[str, Any]]:
-            from cladelog.consensus.commands import run_audit
-
             return signed(lab, "vote", proposal=cid, decision="accept",
                           audit=run_audit(dep, docs[cid]))
 
