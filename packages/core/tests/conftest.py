@@ -58,6 +58,7 @@ class SQLiteHarness:
     def cut_tail(self, store: Any, keep: int) -> None:
         self.unprotected(store, f"DELETE FROM events WHERE position > {int(keep)}")
         self.unprotected(store, f"DELETE FROM batches WHERE last_position > {int(keep)}")
+        self.unprotected(store, f"DELETE FROM tree_nodes WHERE ((idx + 1) << level) > {int(keep)}")
 
 
 @pytest.fixture
@@ -250,6 +251,7 @@ class PostgresHarness:
             conn.execute("SET LOCAL session_replication_role = replica")
             conn.execute("DELETE FROM events WHERE position > %s", (keep,))
             conn.execute("DELETE FROM batches WHERE last_position > %s", (keep,))
+            conn.execute("DELETE FROM tree_nodes WHERE ((idx + 1) << level::int) > %s", (keep,))
             conn.execute("UPDATE cladelog_head SET position = %s, hash = COALESCE((SELECT "
                          "hash FROM events WHERE position = %s), hash) WHERE id = 1",
                          (keep, keep))

@@ -20,8 +20,9 @@ import pytest
 from cladelog.core.cli import main
 from cladelog.core.errors import StoreError
 from cladelog.core.store.base import PreparedEvent
-from cladelog.core.store.postgres import PostgresStore
+from cladelog.core.store.postgres import SCHEMA_VERSION, PostgresStore
 from cladelog.core.testing.conformance import StoreConformance, prepared
+from cladelog.core.transparency.merkle import MerkleTree, leaf_hash
 from click.testing import CliRunner
 
 pytestmark = pytest.mark.postgres
@@ -64,7 +65,7 @@ def test_init_twice_and_the_schema_table(pg_harness: Any) -> None:
     with PostgresStore(url, create=True) as s:
         s.append(prepared("a", 2))
     with PostgresStore(url, create=True) as s:
-        assert s.schema_version() == 3
+        assert s.schema_version() == SCHEMA_VERSION
         assert s.head().position == 2
         assert s.verify().ok
 
@@ -451,7 +452,7 @@ def test_a_version_1_log_is_upgraded_by_init_only(pg_harness: Any, tmp_path: Pat
     with pytest.raises(StoreError, match="schema version 1; run 'cladelog init' to upgrade"):
         PostgresStore(url)
     with PostgresStore(url, create=True) as s:
-        assert s.schema_version() == 3
+        assert s.schema_version() == SCHEMA_VERSION
         assert s.verify().ok
         assert [(e.hash, e.body, e.data) for e in s.read()] == \
                [(e.hash, e.body, e.data) for e in events]
@@ -462,9 +463,13 @@ def test_a_version_1_log_is_upgraded_by_init_only(pg_harness: Any, tmp_path: Pat
 
 
 # -- upgrading a version-2 log ----------------------------------------------------------------
-# Version 3 added exactly these to version 2 (the protection of the idempotency records):
-# removing them from a store leaves what version 2 created.
+# Version 3 added exactly these to version 2 (the protection of the idempotency records),
+# version 4 the Merkle tree: removing them from a store leaves what version 2 created.
 _V3_ADDITIONS_REMOVED = """
+DROP TABLE tree_nodes;
+DROP FUNCTION cladelog_refuse_tree_rewrite();
+DROP FUNCTION cladelog_tree_within_log();
+DELETE FROM cladelog_schema WHERE version = 4;
 DROP TRIGGER batches_no_rewrite ON batches;
 DROP TRIGGER batches_no_truncate ON batches;
 DROP TRIGGER batches_with_their_batch ON batches;
@@ -475,7 +480,7 @@ INSERT INTO cladelog_schema VALUES (2, '2026-12-01T00:00:00.000000Z');
 """
 
 
-def test_a_version_2_log_is_upgraded_to_3_by_init_only(pg_harness: Any) -> None:
+def test_a_version_2_log_is_upgraded_to_4_by_init_only(pg_harness: Any) -> None:
     from cladelog.core.testing.conformance import clock
 
     store = pg_harness.new()
@@ -487,11 +492,14 @@ def test_a_version_2_log_is_upgraded_to_3_by_init_only(pg_harness: Any) -> None:
         conn.execute("DELETE FROM batches WHERE key LIKE 'auto:%'")  # shows the upgrade
     url = pg_harness.url(store.schema)
     with pytest.raises(StoreError, match="schema version 2; run 'cladelog init' to upgrade "
-                                         "it to 3"):
+                                         "it to 4"):
         PostgresStore(url)
     with PostgresStore(url, create=True) as s:
-        assert s.upgraded_from == 2 and s.schema_version() == 3
+        assert s.upgraded_from == 2 and s.schema_version() == SCHEMA_VERSION
         assert s.verify().ok
+        # version 4: the events held got their Merkle tree during the upgrade
+        rebuilt = MerkleTree(leaf_hash(bytes.fromhex(e.hash)) for e in s.read())
+        assert [s.tree_root(n) for n in range(6)] == [rebuilt.root(n) for n in range(6)]
         again = s.append(prepared("b", 2), idempotency_key="batch-A", clock=clock)
         assert [e.hash for e in again] == [e.hash for e in first] and s.head().position == 5
         for sql in ("DELETE FROM batches", "UPDATE batches SET digest = 'x'",

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from cladelog.core.errors import StoreError
 from cladelog.core.store import open_store
-from cladelog.core.store.sqlite import SQLiteStore
+from cladelog.core.store.sqlite import SCHEMA_VERSION, SQLiteStore
 from cladelog.core.testing.conformance import StoreConformance, clock, prepared
+from cladelog.core.transparency.merkle import MerkleTree, leaf_hash
 
 
 class TestSQLiteConformance(StoreConformance):
@@ -36,9 +37,9 @@ def test_schema_creation_is_safe_to_repeat(tmp_path):  # type: ignore[no-untyped
     path = tmp_path / "log.sqlite3"
     with SQLiteStore(path, create=True) as s:
         s.append([], clock=None)
-        assert s.schema_version() == 3
+        assert s.schema_version() == SCHEMA_VERSION
     with SQLiteStore(path, create=True) as s:
-        assert s.schema_version() == 3
+        assert s.schema_version() == SCHEMA_VERSION
         assert s.head().position == 0
 
 
@@ -99,7 +100,7 @@ def test_a_version_1_log_is_upgraded_by_init_only(tmp_path):  # type: ignore[no-
     with pytest.raises(StoreError, match="schema version 1; run 'cladelog init' to upgrade"):
         SQLiteStore(path)
     with SQLiteStore(path, create=True) as s:  # what `cladelog init` does
-        assert s.schema_version() == 3
+        assert s.schema_version() == SCHEMA_VERSION
         assert s.verify().ok
         assert [(e.hash, e.body, e.data, e.meta) for e in s.read()] == \
                [(e.hash, e.body, e.data, e.meta) for e in events]
@@ -309,18 +310,21 @@ def _v2_copy(tmp_path: Path, name: str = "v2.sqlite3") -> Path:
     return path
 
 
-def test_a_version_2_log_is_upgraded_to_3_by_init_only(tmp_path: Path) -> None:
+def test_a_version_2_log_is_upgraded_to_4_by_init_only(tmp_path: Path) -> None:
     import sqlite3
 
     from cladelog.core.store.base import PreparedEvent
 
     path = _v2_copy(tmp_path)
     with pytest.raises(StoreError, match="schema version 2; run 'cladelog init' to upgrade "
-                                         "it to 3"):
+                                         "it to 4"):
         SQLiteStore(path)
     with SQLiteStore(path, create=True) as s:  # what `cladelog init` does
-        assert s.upgraded_from == 2 and s.schema_version() == 3
+        assert s.upgraded_from == 2 and s.schema_version() == SCHEMA_VERSION
         assert s.head().position == 7 and s.head().hash == V2_HEAD
+        # version 4: the events held got their Merkle tree during the upgrade
+        rebuilt = MerkleTree(leaf_hash(bytes.fromhex(e.hash)) for e in s.read())
+        assert [s.tree_root(n) for n in range(8)] == [rebuilt.root(n) for n in range(8)]
         # the records version 2 wrote check out against their events (their digests were
         # computed by that release)
         assert [(r.key, r.first, r.last) for r in s.batch_records()] == \
@@ -338,7 +342,7 @@ def test_a_version_2_log_is_upgraded_to_3_by_init_only(tmp_path: Path) -> None:
             with pytest.raises(sqlite3.DatabaseError, match="idempotency record"):
                 db.execute(sql)
         assert db.execute("SELECT version FROM cladelog_schema ORDER BY version").fetchall() \
-            == [(2,), (3,)]
+            == [(2,), (4,)]
     finally:
         db.close()
     with SQLiteStore(path, create=True) as s:  # a second init changes nothing

@@ -106,6 +106,9 @@ class VerifyReport:
     head: Head
     position: int | None = None
     reason: str | None = None
+    #: the Merkle roots recomputed from the chain hashes walked, at the sizes asked for
+    #: (``EventStore.verify(roots_at=...)``) that the walk reached
+    roots: Mapping[int, bytes] = attrs.field(factory=dict)
 
 
 class BatchRecord(NamedTuple):
@@ -912,19 +915,29 @@ class EventStore(abc.ABC):
                 return False
             time.sleep(min(0.2, remaining))
 
-    def verify(self, stop: int | None = None) -> VerifyReport:
+    def verify(self, stop: int | None = None, *, roots_at: Collection[int] = ()
+               ) -> VerifyReport:
         """Walk the whole chain and report the first position that does not verify.
 
         A whole-log walk (no ``stop``) also checks every idempotency record against the
         events it covers and the projection checkpoints against the log's end (see
         :func:`check_checkpoints`): a log cut at its tail still links, but the store's
-        checkpoints remember that it was longer.
+        checkpoints remember that it was longer. It recomputes the Merkle tree from the
+        chain hashes as it goes and checks the stored tree's root against it, and reports
+        the recomputed roots at the sizes ``roots_at`` (``verify --checkpoint``).
         """
+        from . import tree
+
         if stop is not None:
             return verify_rows(self.read_rows(1, stop))
-        report = verify_rows(self.read_rows(1, None), records=self.batch_records())
+        walk = tree.TreeWalk(roots_at, self.tree_node_range)
+        report = verify_rows(walk.rows(self.read_rows(1, None)), records=self.batch_records())
+        report = attrs.evolve(report, roots=walk.roots)
         if not report.ok:
             return report
+        if walk.failure is not None:
+            return attrs.evolve(report, ok=False, position=walk.failure[0],
+                                reason=walk.failure[1])
         found = check_checkpoints(report.head, self.checkpoints(), self.hash_at)
         if found is not None:
             return attrs.evolve(report, ok=False, position=found[0], reason=found[1])
@@ -954,6 +967,50 @@ class EventStore(abc.ABC):
 
     @abc.abstractmethod
     def checkpoints(self) -> list[Checkpoint]: ...
+
+    # -- the Merkle tree over the chain hashes (schema 4; see store/tree.py) ------------
+    #: rows the tree reads of this store object have fetched (proofs, roots, peaks)
+    tree_rows_read: int = 0
+
+    def tree_nodes(self, wanted: Sequence[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+        """The stored hashes of complete subtrees ``(level, index)``: level 0 is the leaf
+        hash of the event at position ``index + 1``, the levels above are the tree table's.
+        Every node asked for must lie within the log (one read, O(len(wanted)) rows)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no Merkle tree")
+
+    def tree_node_range(self, level: int, start: int, stop: int) -> list[bytes]:
+        """The stored hashes of the nodes ``(level, start)`` .. ``(level, stop - 1)`` that
+        exist, in order (level 0: leaf hashes). One read; tiles and ``verify`` use it."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no Merkle tree")
+
+    def tree_root(self, size: int | None = None) -> bytes:
+        """The RFC 9162 root of the first ``size`` events (default: the whole log)."""
+        from . import tree
+
+        head = self.head().position
+        n = head if size is None else tree.check_size("size", size, head)
+        return tree.root(n, self.tree_nodes)
+
+    def inclusion_proof(self, position: int, size: int | None = None) -> list[bytes]:
+        """The RFC 9162 audit path of the event at ``position`` (leaf ``position - 1``) in
+        the tree of the first ``size`` events (default: the whole log)."""
+        from . import tree
+
+        head = self.head().position
+        n = head if size is None else tree.check_size("size", size, head, minimum=1)
+        tree.check_size("position", position, n, minimum=1)
+        return tree.inclusion(position - 1, n, self.tree_nodes)
+
+    def consistency_proof(self, old_size: int, new_size: int | None = None) -> list[bytes]:
+        """The RFC 9162 consistency proof from the tree of the first ``old_size`` events to
+        that of the first ``new_size`` (default: the whole log); ``0 < old <= new``."""
+        from . import tree
+
+        head = self.head().position
+        n = head if new_size is None else tree.check_size("new_size", new_size, head,
+                                                          minimum=1)
+        tree.check_size("old_size", old_size, n, minimum=1)
+        return tree.consistency(old_size, n, self.tree_nodes)
 
     def size_bytes(self) -> int | None:
         """Bytes the store occupies, when the backend can tell."""

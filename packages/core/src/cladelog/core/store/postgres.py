@@ -41,6 +41,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ..canonical import canonical_bytes
 from ..errors import ChainError, ImportConflictError, InputError, StoreError
 from ..events import GENESIS_HASH, RecordedEvent, utc_now
+from . import tree
 from .base import (
     ROW_COLUMNS,
     BatchRecord,
@@ -60,8 +61,8 @@ from .base import (
 __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
 
 # 2: data and meta columns instead of the whole body (as SQLite's); 3: the idempotency
-# records are protected as the events are
-SCHEMA_VERSION = 3
+# records are protected as the events are; 4: the log's Merkle tree (store/tree.py)
+SCHEMA_VERSION = 4
 CHANNEL = "cladelog_events"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _COLUMNS = ROW_COLUMNS
@@ -169,6 +170,36 @@ CREATE TRIGGER batches_no_truncate BEFORE TRUNCATE ON batches
 DROP TRIGGER IF EXISTS batches_with_their_batch ON batches;
 CREATE TRIGGER batches_with_their_batch BEFORE INSERT ON batches
     FOR EACH ROW EXECUTE FUNCTION cladelog_batch_with_its_events();
+CREATE TABLE IF NOT EXISTS tree_nodes (
+    level SMALLINT NOT NULL,
+    idx BIGINT NOT NULL,
+    hash BYTEA NOT NULL,
+    PRIMARY KEY (level, idx)
+);
+CREATE OR REPLACE FUNCTION cladelog_refuse_tree_rewrite() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION 'cladelog: the Merkle tree is append-only (% refused)', TG_OP;
+END $$ LANGUAGE plpgsql;
+CREATE OR REPLACE FUNCTION cladelog_tree_within_log() RETURNS trigger AS $$
+BEGIN
+    -- a complete subtree above the leaves, over leaves the log holds (the primary key
+    -- makes it written once)
+    IF NOT (NEW.level BETWEEN 1 AND 62 AND NEW.idx >= 0 AND length(NEW.hash) = 32
+            AND ((NEW.idx + 1) << NEW.level::int)
+                <= COALESCE((SELECT MAX(position) FROM events), 0)) THEN
+        RAISE EXCEPTION 'cladelog: a tree node is written once, over leaves the log holds';
+    END IF;
+    RETURN NEW;
+END $$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS tree_no_rewrite ON tree_nodes;
+CREATE TRIGGER tree_no_rewrite BEFORE UPDATE OR DELETE ON tree_nodes
+    FOR EACH ROW EXECUTE FUNCTION cladelog_refuse_tree_rewrite();
+DROP TRIGGER IF EXISTS tree_no_truncate ON tree_nodes;
+CREATE TRIGGER tree_no_truncate BEFORE TRUNCATE ON tree_nodes
+    FOR EACH STATEMENT EXECUTE FUNCTION cladelog_refuse_tree_rewrite();
+DROP TRIGGER IF EXISTS tree_within_log ON tree_nodes;
+CREATE TRIGGER tree_within_log BEFORE INSERT ON tree_nodes
+    FOR EACH ROW EXECUTE FUNCTION cladelog_tree_within_log();
 """
 
 
@@ -236,6 +267,7 @@ class PostgresStore(EventStore):
             self._pool.close()
             raise
         self._listener: Any = None
+        self._tree_state: tree.TreeState | None = None
         #: test hooks: called inside the append transaction, just before COMMIT / after it
         self._before_commit: Callable[[Any], None] | None = None
         self._after_commit: Callable[[], None] | None = None
@@ -252,12 +284,40 @@ class PostgresStore(EventStore):
             if version == 1:
                 self._upgrade_from_v1(conn)
             conn.execute(_DDL)  # version 2 lacks only the triggers on the batches table
+            if version is not None and version < 4:
+                self._build_tree(conn)  # the events an older store holds get their tree
             if version is not None and version < SCHEMA_VERSION:
                 self.upgraded_from = version
             conn.execute(
                 "INSERT INTO cladelog_schema (version, applied_at) VALUES (%s, %s) "
                 "ON CONFLICT (version) DO NOTHING", (SCHEMA_VERSION, utc_now()),
             )
+
+    def _build_tree(self, conn: Any) -> None:
+        """Schema 4, inside the caller's transaction: the tree over the events held."""
+
+        def hashes() -> Iterator[str]:
+            done = 0
+            while True:
+                page = conn.execute(
+                    "SELECT position, hash FROM events WHERE position > %s ORDER BY position "
+                    "LIMIT 8192", (done,)).fetchall()
+                if not page:
+                    return
+                yield from (r[1] for r in page)
+                done = int(page[-1][0])
+
+        for nodes in tree.rebuild_rows(hashes()):
+            self._copy_nodes(conn, nodes)
+
+    @staticmethod
+    def _copy_nodes(conn: Any, nodes: Sequence[tuple[int, int, bytes]]) -> None:
+        if nodes:
+            with conn.cursor() as cur, cur.copy(
+                "COPY tree_nodes (level, idx, hash) FROM STDIN"
+            ) as copy:
+                for node in nodes:  # COPY fires the row triggers like INSERT
+                    copy.write_row(node)
 
     def _upgrade_from_v1(self, conn: Any) -> None:
         """Version 1 -> 2 inside the caller's transaction: split each stored body into data
@@ -351,6 +411,7 @@ class PostgresStore(EventStore):
         clock: Callable[[], str] | None,
     ) -> list[RecordedEvent]:
         digest = batch.digest
+        psycopg = self._psycopg
         with self._pool.connection() as conn:
             with conn.transaction():
                 head_row = conn.execute(
@@ -377,13 +438,23 @@ class PostgresStore(EventStore):
                     ).fetchall()
                     current = {s: int(v or 0) for s, v in rows}
                     assert head_row is not None
-                    recorded, new_rows = build_rows(batch, Head(int(head_row[0]), head_row[1]),
-                                                    current, expected_versions, clock)
+                    head = Head(int(head_row[0]), head_row[1])
+                    recorded, new_rows = build_rows(batch, head, current, expected_versions,
+                                                    clock)
                     with conn.cursor() as cur, cur.copy(
                         f"COPY events ({_COLUMNS}) FROM STDIN"
                     ) as copy:
                         for r in new_rows:  # COPY fires the row triggers like INSERT
                             copy.write_row(r)
+                    nodes, state = tree.extension(
+                        head, (e.hash for e in recorded), self._tree_state,
+                        lambda wanted: self._fetch_nodes(conn, wanted))
+                    try:
+                        self._copy_nodes(conn, nodes)
+                    except psycopg.errors.IntegrityError as exc:
+                        raise tree.damaged(head.position, exc) from None
+                    except psycopg.errors.RaiseException as exc:
+                        raise tree.damaged(head.position, exc) from None
                     conn.execute("UPDATE cladelog_head SET position = %s, hash = %s WHERE id = 1",
                                  (recorded[-1].position, recorded[-1].hash))
                     conn.execute(
@@ -394,6 +465,8 @@ class PostgresStore(EventStore):
                     conn.execute(f"NOTIFY {CHANNEL}, '{recorded[-1].position}'")
                     if self._before_commit is not None:
                         self._before_commit(conn)
+            if recorded is not None:
+                self._tree_state = state
             if self._after_commit is not None:
                 self._after_commit()
         if recorded is None:
@@ -410,6 +483,7 @@ class PostgresStore(EventStore):
                 ).fetchone()
                 assert head_row is not None
                 head_pos = int(head_row[0])
+                added: list[str] = []
                 position, prev = 0, GENESIS_HASH
                 for e in events:
                     check_import(e, position, prev)
@@ -431,7 +505,11 @@ class PostgresStore(EventStore):
                              e.recorded_at, data, meta, e.hash, e.prev_hash),
                         )
                         appended += 1
+                        added.append(e.hash)
                     position, prev = e.position, e.hash
+                nodes, _ = tree.extension(Head(head_pos, head_row[1]), added, None,
+                                          lambda wanted: self._fetch_nodes(conn, wanted))
+                self._copy_nodes(conn, nodes)
                 if position > head_pos:
                     conn.execute("UPDATE cladelog_head SET position = %s, hash = %s WHERE id = 1",
                                  (position, prev))
@@ -473,6 +551,44 @@ class PostgresStore(EventStore):
             row = conn.execute("SELECT position, hash FROM cladelog_head WHERE id = 1").fetchone()
         assert row is not None
         return Head(int(row[0]), row[1])
+
+    def tree_node_range(self, level: int, start: int, stop: int) -> list[bytes]:
+        with self._call("reading the Merkle tree"), self._pool.connection() as conn:
+            if level == 0:
+                rows = conn.execute("SELECT hash FROM events WHERE position > %s AND "
+                                    "position <= %s ORDER BY position", (start, stop)).fetchall()
+                out = [tree.chain_leaf(r[0]) for r in rows]
+            else:
+                rows = conn.execute("SELECT hash FROM tree_nodes WHERE level = %s AND idx >= %s "
+                                    "AND idx < %s ORDER BY idx", (level, start, stop)).fetchall()
+                out = [bytes(r[0]) for r in rows]
+        self.tree_rows_read += len(out)
+        return out
+
+    def tree_nodes(self, wanted: Sequence[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+        with self._call("reading the Merkle tree"), self._pool.connection() as conn:
+            return self._fetch_nodes(conn, wanted)
+
+    def _fetch_nodes(self, conn: Any, wanted: Sequence[tuple[int, int]]
+                     ) -> dict[tuple[int, int], bytes]:
+        """One round trip: the leaves from ``events``, the nodes above from ``tree_nodes``."""
+        levels = [level for level, _ in wanted]
+        indexes = [idx for _, idx in wanted]
+        rows = conn.execute(
+            "SELECT w.level, w.idx, CASE WHEN w.level = 0 THEN e.hash END, t.hash "
+            "FROM unnest(%s::smallint[], %s::bigint[]) AS w(level, idx) "
+            "LEFT JOIN events e ON w.level = 0 AND e.position = w.idx + 1 "
+            "LEFT JOIN tree_nodes t ON w.level > 0 AND t.level = w.level AND t.idx = w.idx",
+            (levels, indexes)).fetchall()
+        out: dict[tuple[int, int], bytes] = {}
+        for level, idx, chain, node in rows:
+            if chain is not None:
+                out[(int(level), int(idx))] = tree.chain_leaf(chain)
+            elif node is not None:
+                out[(int(level), int(idx))] = bytes(node)
+        self.tree_rows_read += len(out)
+        tree.missing_nodes(wanted, out)
+        return out
 
     def hash_at(self, position: int) -> str | None:
         with self._call(f"reading the hash at position {position}"), \

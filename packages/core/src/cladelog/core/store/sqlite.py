@@ -23,6 +23,7 @@ from typing import Any
 from ..canonical import canonical_bytes
 from ..errors import ChainError, ImportConflictError, InputError, StoreError
 from ..events import GENESIS_HASH, RecordedEvent, utc_now
+from . import tree
 from .base import (
     ROW_COLUMNS,
     BatchRecord,
@@ -46,7 +47,7 @@ __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 #: the map is kept small: a read of a larger log adds at most this much to its RSS.
 READ_MMAP_BYTES = 64 << 20
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 # INSERT OR REPLACE deletes the rows it collides with without firing DELETE triggers
@@ -97,6 +98,32 @@ _BATCH_TRIGGERS = [
 ]
 
 
+# Version 4 keeps the log's Merkle tree (store/tree.py): one row per complete subtree above
+# the leaves, written in the append's transaction, as append-only as the events; a node
+# may only cover leaves the log holds.
+_TREE = [
+    """CREATE TABLE IF NOT EXISTS tree_nodes (
+        level INTEGER NOT NULL,
+        idx INTEGER NOT NULL,
+        hash BLOB NOT NULL,
+        PRIMARY KEY (level, idx)
+    ) WITHOUT ROWID""",
+    """CREATE TRIGGER IF NOT EXISTS tree_no_update BEFORE UPDATE ON tree_nodes
+    BEGIN SELECT RAISE(ABORT, 'cladelog: the Merkle tree is append-only (UPDATE refused)'); END""",
+    """CREATE TRIGGER IF NOT EXISTS tree_no_delete BEFORE DELETE ON tree_nodes
+    BEGIN SELECT RAISE(ABORT, 'cladelog: the Merkle tree is append-only (DELETE refused)'); END""",
+    """CREATE TRIGGER IF NOT EXISTS tree_within_log BEFORE INSERT ON tree_nodes
+    WHEN NEW.level < 1 OR NEW.level > 62 OR NEW.idx < 0
+      OR typeof(NEW.hash) != 'blob' OR length(NEW.hash) != 32
+      OR ((NEW.idx + 1) << NEW.level) > COALESCE((SELECT MAX(position) FROM events), 0)
+      OR EXISTS (SELECT 1 FROM tree_nodes WHERE level = NEW.level AND idx = NEW.idx)
+    BEGIN SELECT RAISE(ABORT,
+        'cladelog: a tree node is written once, over leaves the log holds');
+    END""",
+]
+_INSERT_NODE = "INSERT INTO tree_nodes (level, idx, hash) VALUES (?, ?, ?)"
+
+
 def _events_table(name: str) -> str:
     return f"""CREATE TABLE IF NOT EXISTS {name} (
         position INTEGER PRIMARY KEY,
@@ -130,6 +157,7 @@ _SCHEMA = [
         last_position INTEGER NOT NULL
     )""",
     *_BATCH_TRIGGERS,
+    *_TREE,
     """CREATE TABLE IF NOT EXISTS checkpoints (
         name TEXT PRIMARY KEY,
         version INTEGER NOT NULL,
@@ -154,6 +182,7 @@ class SQLiteStore(EventStore):
     def __init__(self, path: str | os.PathLike[str], *, create: bool = False) -> None:
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
+        self._tree_state: tree.TreeState | None = None
         if not create and not self.path.exists():
             raise StoreError(f"store: {self.path} does not exist (run 'cladelog init' first)")
         if create:
@@ -192,6 +221,8 @@ class SQLiteStore(EventStore):
             # lacks only the triggers on the idempotency records
             for statement in _SCHEMA[1:]:
                 db.execute(statement)
+            if version is not None and version < 4:
+                self._build_tree()  # the events an older store holds get their tree
             if version is not None and version < SCHEMA_VERSION:
                 self.upgraded_from = version
             db.execute("INSERT OR IGNORE INTO cladelog_schema (version, applied_at) "
@@ -231,6 +262,20 @@ class SQLiteStore(EventStore):
                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         db.execute("DROP TABLE events")
         db.execute("ALTER TABLE events_v2 RENAME TO events")
+
+    def _insert_nodes(self, nodes: Sequence[tree.NodeRow], size: int) -> None:
+        try:
+            self._db.executemany(_INSERT_NODE, nodes)
+        except sqlite3.IntegrityError as exc:
+            raise tree.damaged(size, exc) from None
+
+    def _build_tree(self) -> None:
+        """Schema 4, inside the caller's transaction: the tree over the events held."""
+        db = self._db
+        hashes = (r[0] for r in db.execute("SELECT hash FROM events ORDER BY position"))
+        # read all hashes first: inserting while the SELECT is open is not allowed
+        for rows in tree.rebuild_rows(list(hashes)):
+            db.executemany(_INSERT_NODE, rows)
 
     def _check_schema(self) -> None:
         try:
@@ -295,9 +340,12 @@ class SQLiteStore(EventStore):
                     "SELECT MAX(stream_version) FROM events WHERE stream = ?", (s,)
                 ).fetchone()[0]
                 current[s] = v or 0
-            recorded, rows = build_rows(batch, self._head(), current, expected_versions,
-                                        clock)
+            head = self._head()
+            recorded, rows = build_rows(batch, head, current, expected_versions, clock)
             db.executemany(_INSERT, rows)
+            nodes, state = tree.extension(head, (e.hash for e in recorded), self._tree_state,
+                                          self.tree_nodes)
+            self._insert_nodes(nodes, head.position)
             if idempotency_key is not None:
                 db.execute(
                     "INSERT INTO batches (key, digest, first_position, last_position) "
@@ -305,6 +353,7 @@ class SQLiteStore(EventStore):
                     (idempotency_key, digest, recorded[0].position, recorded[-1].position),
                 )
             db.execute("COMMIT")
+            self._tree_state = state
             return recorded
         except BaseException:
             if db.in_transaction:
@@ -318,6 +367,7 @@ class SQLiteStore(EventStore):
             head = self._head()
             position, prev = 0, GENESIS_HASH
             present = appended = 0
+            added: list[str] = []
             for e in events:
                 check_import(e, position, prev)
                 if e.position <= head.position:
@@ -333,7 +383,10 @@ class SQLiteStore(EventStore):
                                          e.schema_version, e.recorded_at, data, meta, e.hash,
                                          e.prev_hash))
                     appended += 1
+                    added.append(e.hash)
                 position, prev = e.position, e.hash
+            nodes, _ = tree.extension(head, added, None, self.tree_nodes)
+            self._insert_nodes(nodes, head.position)
             db.execute("COMMIT")
             return ImportResult(present, appended, self._head())
         except sqlite3.IntegrityError as exc:
@@ -365,6 +418,42 @@ class SQLiteStore(EventStore):
 
     def head(self) -> Head:
         return self._head()
+
+    def tree_node_range(self, level: int, start: int, stop: int) -> list[bytes]:
+        if level == 0:
+            rows = self._db.execute("SELECT hash FROM events WHERE position > ? AND "
+                                    "position <= ? ORDER BY position", (start, stop))
+            out = [tree.chain_leaf(r[0]) for r in rows]
+        else:
+            rows = self._db.execute("SELECT hash FROM tree_nodes WHERE level = ? AND idx >= ? "
+                                    "AND idx < ? ORDER BY idx", (level, start, stop))
+            out = [bytes(r[0]) for r in rows]
+        self.tree_rows_read += len(out)
+        return out
+
+    def tree_nodes(self, wanted: Sequence[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+        db = self._db
+        out: dict[tuple[int, int], bytes] = {}
+        leaves = [idx + 1 for level, idx in wanted if level == 0]
+        inner = [(level, idx) for level, idx in wanted if level > 0]
+        for at in range(0, len(leaves), 500):
+            part = leaves[at : at + 500]
+            marks = ",".join("?" * len(part))
+            for position, h in db.execute(
+                f"SELECT position, hash FROM events WHERE position IN ({marks})", part
+            ):
+                out[(0, position - 1)] = tree.chain_leaf(h)
+        for at in range(0, len(inner), 200):  # a proof asks for ~log2(n): one query
+            part = inner[at : at + 200]
+            where = " OR ".join(["(level = ? AND idx = ?)"] * len(part))
+            args = [v for node in part for v in node]
+            for level, idx, h in db.execute(
+                f"SELECT level, idx, hash FROM tree_nodes WHERE {where}", args
+            ):
+                out[(level, idx)] = bytes(h)
+        self.tree_rows_read += len(out)
+        tree.missing_nodes(wanted, out)
+        return out
 
     def hash_at(self, position: int) -> str | None:
         row = self._db.execute("SELECT hash FROM events WHERE position = ?", (position,)).fetchone()

@@ -59,8 +59,8 @@ class StoreHarness(Protocol):
 
     def cut_tail(self, store: EventStore, keep: int) -> None:
         """Delete every event after position ``keep`` with the protection lifted, with the
-        idempotency records of those events, and move whatever the backend keeps of its
-        head back with them (a tail cut cleanly)."""
+        idempotency records of those events and the Merkle tree nodes over them, and move
+        whatever the backend keeps of its head back with them (a tail cut cleanly)."""
 
 
 def prepared(stream: str, n: int, *, type: str = "test.happened", start: int = 0
@@ -470,3 +470,137 @@ class StoreConformance:
         store.delete_checkpoint("p")
         assert store.load_checkpoint("p") is None
         assert store.head() == head
+
+    # -- the Merkle tree (schema 4) ----------------------------------------------------------
+    # Expected values come from an in-memory tree rebuilt from the chain hashes the store
+    # returns (and RFC 9162's verifiers), never from the store's own tree.
+    @staticmethod
+    def _rebuilt(store: EventStore) -> Any:
+        from ..transparency.merkle import MerkleTree, leaf_hash
+
+        return MerkleTree(leaf_hash(bytes.fromhex(e.hash)) for e in store.read())
+
+    @staticmethod
+    def _every_node(size: int) -> list[tuple[int, int]]:
+        return [(level, idx) for level in range(size.bit_length())
+                for idx in range(size >> level)]
+
+    @pytest.mark.parametrize("batches", [[1] * 20, [1000], [3, 1, 7, 16, 1, 2, 33, 5],
+                                         [64, 64, 1, 127], [2] * 9 + [255]])
+    def test_tree_maintained_at_append_equals_the_tree_rebuilt(
+        self, store: EventStore, batches: list[int]
+    ) -> None:
+        for i, n in enumerate(batches):
+            store.append(prepared(f"s{i % 3}", n, start=i * 1000), clock=clock)
+            size = store.head().position
+            rebuilt = self._rebuilt(store)
+            assert store.tree_root() == rebuilt.root()
+        wanted = self._every_node(size)
+        stored = store.tree_nodes(wanted)
+        assert all(stored[(level, idx)] == rebuilt.node(level, idx) for level, idx in wanted)
+        assert [store.tree_root(k) for k in range(size + 1)] == \
+               [rebuilt.root(k) for k in range(size + 1)]
+
+    def test_tree_proofs_verify_against_the_rebuilt_roots(self, store: EventStore) -> None:
+        from ..transparency.merkle import ProofError, verify_consistency, verify_inclusion
+
+        for n in (1, 2, 5, 9, 14):
+            store.append(prepared("a", n, start=store.head().position), clock=clock)
+        rebuilt = self._rebuilt(store)
+        size = rebuilt.size
+        for k in (1, 2, 7, 16, size):
+            for position in range(1, k + 1):
+                proof = store.inclusion_proof(position, k)
+                verify_inclusion(rebuilt.leaf_hash(position - 1), position - 1, k, proof,
+                                 rebuilt.root(k))
+                if position < k:  # the proof of one leaf proves no other
+                    with pytest.raises(ProofError):
+                        verify_inclusion(rebuilt.leaf_hash(position), position - 1, k, proof,
+                                         rebuilt.root(k))
+        for old in range(1, size + 1):
+            for new in (old, size):
+                verify_consistency(old, new, store.consistency_proof(old, new),
+                                   rebuilt.root(old), rebuilt.root(new))
+        with pytest.raises(InputError, match="beyond the log"):
+            store.inclusion_proof(size + 1)
+        with pytest.raises(InputError, match="old_size"):
+            store.consistency_proof(0)
+        with pytest.raises(InputError, match="size"):
+            store.tree_root(size + 1)
+
+    def test_tree_reads_are_logarithmic(self, store: EventStore) -> None:
+        store.append(prepared("a", 1000), clock=clock)
+        store.append(prepared("b", 24), clock=clock)
+        for call in (lambda: store.inclusion_proof(517), lambda: store.consistency_proof(300),
+                     lambda: store.tree_root(777)):
+            before = store.tree_rows_read
+            call()
+            assert store.tree_rows_read - before <= 2 * 11  # 1024 leaves: ~log2 n rows
+
+    def test_import_builds_the_same_tree(
+        self, store_harness: StoreHarness, store: EventStore
+    ) -> None:
+        store.append(prepared("a", 7), clock=clock)
+        store.append(prepared("b", 12), clock=clock)
+        events = list(store.read())
+        target = store_harness.new()
+        try:
+            target.import_events(events[:5])
+            target.import_events(events)  # a known prefix, then the rest
+            assert [target.tree_root(k) for k in range(20)] == \
+                   [store.tree_root(k) for k in range(20)]
+            target.append(prepared("c", 3), clock=clock)
+            assert target.tree_root() == self._rebuilt(target).root()
+        finally:
+            target.close()
+
+    @pytest.mark.parametrize("sql", [
+        "UPDATE tree_nodes SET idx = idx + 100",
+        "DELETE FROM tree_nodes",
+        "DELETE FROM tree_nodes WHERE level = 1",
+        # a node over leaves the log does not hold; a malformed one; one written twice
+        "INSERT INTO tree_nodes (level, idx, hash) "
+        "SELECT 1, 10, hash FROM tree_nodes WHERE level = 1 AND idx = 0",
+        "INSERT INTO tree_nodes (level, idx, hash) VALUES (1, 1, 'abc')",
+        "INSERT INTO tree_nodes (level, idx, hash) "
+        "SELECT level, idx, hash FROM tree_nodes WHERE level = 1 AND idx = 0",
+    ])
+    def test_database_refuses_rewriting_the_tree(
+        self, store_harness: StoreHarness, store: EventStore, sql: str
+    ) -> None:
+        store.append(prepared("a", 6), clock=clock)
+        root = store.tree_root()
+        with pytest.raises(Exception, match=r"Merkle tree is append-only|tree node is written|"
+                                            r"duplicate key"):
+            store_harness.raw_execute(store, sql)
+        assert store.tree_root() == root
+        assert store.verify().ok
+
+    def test_verify_checks_the_stored_tree_against_the_events(
+        self, store_harness: StoreHarness, store: EventStore
+    ) -> None:
+        store.append(prepared("a", 6), clock=clock)
+        assert store.verify().ok
+        store_harness.unprotected(store, "DELETE FROM tree_nodes WHERE level = 2")
+        report = store.verify()
+        assert not report.ok and report.position == 4
+        assert report.reason is not None
+        assert "node (level 2, index 0) over events 1..4 is missing" in report.reason
+        store.append(prepared("b", 2), clock=clock)  # beyond the damage: appends still work
+        report = store.verify(roots_at=[3, 8])
+        assert not report.ok and report.position == 4
+        rebuilt = self._rebuilt(store)
+        assert report.roots == {3: rebuilt.root(3), 8: rebuilt.root(8)}
+        assert store.tree_root() == rebuilt.root()  # the root above the damage is right
+
+    def test_verify_names_a_tree_node_that_differs(
+        self, store_harness: StoreHarness, store: EventStore
+    ) -> None:
+        store.append(prepared("a", 9), clock=clock)
+        store_harness.unprotected(
+            store, "UPDATE tree_nodes SET hash = (SELECT hash FROM tree_nodes "
+                   "WHERE level = 1 AND idx = 0) WHERE level = 1 AND idx = 2")
+        report = store.verify()
+        assert not report.ok and report.position == 6
+        assert report.reason is not None
+        assert "(level 1, index 2) over events 5..6 is " in report.reason

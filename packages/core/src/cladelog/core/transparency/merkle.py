@@ -28,15 +28,19 @@ Conventions beyond the RFC (the transparency-dev test-vector conventions):
   are then compared as given, whatever their length);
 * sizes and indices are Python ``int`` (not ``bool``), non-negative.
 
-:class:`MerkleTree` is an in-memory append-only tree that stores every complete
-subtree hash, so after an O(n) build each root, inclusion proof and consistency
-proof costs O(log n) hash look-ups and at most O(log n) hash computations.
+A tree is kept as its complete subtrees (:func:`extend_tree` creates them as leaves
+are appended, amortised two per leaf); a root, an inclusion proof or a consistency
+proof at any size then reads O(log n) of them (:func:`stored_root`,
+:func:`stored_inclusion_proof`, :func:`stored_consistency_proof`, given a ``fetch``
+of stored nodes) and computes at most O(log n) hashes. :class:`MerkleTree` keeps them
+in memory; cladelog's stores keep them in a table, updated in each append's
+transaction.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..errors import VerificationError
 
@@ -44,11 +48,22 @@ __all__ = [
     "EMPTY_ROOT",
     "HASH_SIZE",
     "MerkleTree",
+    "Node",
+    "NodeFetcher",
     "ProofError",
+    "consistency_ranges",
+    "extend_tree",
+    "inclusion_ranges",
     "leaf_hash",
     "node_hash",
+    "peak_nodes",
     "root_from_inclusion",
     "root_from_leaves",
+    "root_from_peaks",
+    "stored_consistency_proof",
+    "stored_inclusion_proof",
+    "stored_root",
+    "subtree_nodes",
     "verify_consistency",
     "verify_inclusion",
 ]
@@ -77,11 +92,6 @@ def leaf_hash(data: bytes) -> bytes:
 def node_hash(left: bytes, right: bytes) -> bytes:
     """Return ``SHA-256(0x01 || left || right)``, the RFC 9162 interior node hash."""
     return hashlib.sha256(_NODE_PREFIX + bytes(left) + bytes(right)).digest()
-
-
-def _largest_power_of_two_below(n: int) -> int:
-    """Largest power of two strictly less than ``n`` (``n >= 2``)."""
-    return 1 << ((n - 1).bit_length() - 1)
 
 
 def root_from_leaves(leaf_hashes: Iterable[bytes]) -> bytes:
@@ -247,6 +257,169 @@ def verify_consistency(
         raise ProofError(f"root2: proof gives {sr.hex()}, expected {second.hex()}")
 
 
+# -- proofs from stored complete subtrees ------------------------------------------------
+#
+# A tree is kept as its *complete subtrees*: node ``(level, index)`` is the hash of the
+# ``2**level`` leaves starting at leaf ``index * 2**level`` (level 0: the leaf hashes). Any
+# root or proof needs only O(log n) of them, named by the functions below, so the same
+# arithmetic serves the in-memory :class:`MerkleTree` and a store that keeps the nodes in
+# a table (cladelog's event log): the caller passes a ``fetch`` that returns the hashes of
+# the nodes it is asked for, in one read.
+
+Node = tuple[int, int]
+"""``(level, index)`` of a complete subtree."""
+NodeFetcher = Callable[[Sequence[Node]], Mapping[Node, bytes]]
+"""Returns the stored hash of every node asked for (all of them exist)."""
+
+
+def peak_nodes(size: int) -> list[Node]:
+    """The complete subtrees that make up a tree of ``size`` leaves, largest first: one per
+    set bit of ``size`` (the tree's *peaks*)."""
+    out: list[Node] = []
+    lo = 0
+    for level in reversed(range(size.bit_length())):
+        if size >> level & 1:
+            out.append((level, lo >> level))
+            lo += 1 << level
+    return out
+
+
+def extend_tree(
+    size: int, peaks: Sequence[bytes], leaf_hashes: Iterable[bytes]
+) -> tuple[list[tuple[int, int, bytes]], list[bytes]]:
+    """Append already-hashed leaves to a tree of ``size`` leaves whose peak hashes are
+    ``peaks`` (in :func:`peak_nodes` order). Return every complete subtree the appends
+    create, as ``(level, index, hash)`` (leaves included, level 0), and the new peaks.
+
+    Each leaf creates itself and one node per trailing 1 bit of its index: amortised two
+    nodes per leaf, at most ``log2(n) + 1``.
+    """
+    if len(peaks) != bin(size).count("1"):
+        raise ProofError(f"peaks: a tree of size {size} has {bin(size).count('1')} peaks, "
+                         f"got {len(peaks)}")
+    stack = [bytes(p) for p in peaks]
+    nodes: list[tuple[int, int, bytes]] = []
+    n = size
+    sha256 = hashlib.sha256
+    for h in leaf_hashes:
+        acc = _check_hash("leaf_hash", h)
+        nodes.append((0, n, acc))
+        level, index = 0, n
+        while index & 1:  # a right child: its left sibling is the smallest peak
+            acc = sha256(_NODE_PREFIX + stack.pop() + acc).digest()
+            level += 1
+            index >>= 1
+            nodes.append((level, index, acc))
+        stack.append(acc)
+        n += 1
+    return nodes, stack
+
+
+def subtree_nodes(lo: int, hi: int) -> list[Node]:
+    """The complete subtrees whose hashes give ``MTH(D[lo:hi])`` (``lo`` a multiple of the
+    largest power of two ``<= hi - lo``, as in every range a proof uses), largest first."""
+    out: list[Node] = []
+    while lo < hi:
+        k = 1 << ((hi - lo).bit_length() - 1)
+        out.append((k.bit_length() - 1, lo // k))
+        lo += k
+    return out
+
+
+def _fold(hashes: Sequence[bytes]) -> bytes:
+    acc = hashes[-1]
+    for left in reversed(hashes[:-1]):
+        acc = node_hash(left, acc)
+    return acc
+
+
+def root_from_peaks(peaks: Sequence[bytes]) -> bytes:
+    """The root of a tree given its peak hashes (:func:`peak_nodes` order)."""
+    return EMPTY_ROOT if not peaks else _fold(peaks)
+
+
+def _hash_ranges(ranges: Sequence[tuple[int, int]], fetch: NodeFetcher) -> list[bytes]:
+    parts = [subtree_nodes(lo, hi) for lo, hi in ranges]
+    got = fetch(sorted({node for part in parts for node in part}))
+    return [_fold([got[node] for node in part]) for part in parts]
+
+
+def _largest_power_of_two_below(n: int) -> int:
+    """Largest power of two strictly less than ``n`` (``n >= 2``)."""
+    return 1 << ((n - 1).bit_length() - 1)
+
+
+def inclusion_ranges(index: int, size: int) -> list[tuple[int, int]]:
+    """The leaf ranges whose hashes form the RFC 9162 audit path of ``index`` in a tree of
+    ``size`` leaves, in proof order (the leaf's sibling first). ``0 <= index < size``."""
+    ranges: list[tuple[int, int]] = []
+    lo, hi, m = 0, size, index
+    while hi - lo > 1:  # walk down from the root, collecting siblings top-down
+        k = _largest_power_of_two_below(hi - lo)
+        if m < k:
+            ranges.append((lo + k, hi))
+            hi = lo + k
+        else:
+            ranges.append((lo, lo + k))
+            lo, m = lo + k, m - k
+    ranges.reverse()
+    return ranges
+
+
+def consistency_ranges(old_size: int, new_size: int) -> list[tuple[int, int]]:
+    """The leaf ranges whose hashes form the RFC 9162 consistency proof from ``old_size``
+    to ``new_size`` (``0 < old_size <= new_size``), in proof order."""
+    if old_size == new_size:
+        return []
+    ranges: list[tuple[int, int]] = []
+    lo, hi, m, complete = 0, new_size, old_size, True
+    while m != hi - lo:
+        k = _largest_power_of_two_below(hi - lo)
+        if m <= k:
+            ranges.append((lo + k, hi))
+            hi = lo + k
+        else:
+            ranges.append((lo, lo + k))
+            lo, m, complete = lo + k, m - k, False
+    if not complete:
+        ranges.append((lo, hi))
+    ranges.reverse()
+    return ranges
+
+
+def _check_sizes(index: int | None, size: int, stored: int) -> None:
+    _check_int("size", size)
+    if size > stored:
+        raise ProofError(f"size: {size} is out of range [0, {stored}]")
+    if index is not None:
+        _check_int("index", index)
+        if index >= size:
+            raise ProofError(f"index: {index} is out of range [0, {size - 1}]")
+
+
+def stored_root(size: int, fetch: NodeFetcher) -> bytes:
+    """``MTH`` of the first ``size`` leaves, from stored complete subtrees."""
+    _check_int("size", size)
+    return EMPTY_ROOT if size == 0 else _hash_ranges([(0, size)], fetch)[0]
+
+
+def stored_inclusion_proof(index: int, size: int, fetch: NodeFetcher) -> list[bytes]:
+    """The RFC 9162 audit path of leaf ``index`` in the tree of ``size`` leaves."""
+    _check_sizes(index, size, size)
+    return _hash_ranges(inclusion_ranges(index, size), fetch)
+
+
+def stored_consistency_proof(old_size: int, new_size: int, fetch: NodeFetcher) -> list[bytes]:
+    """The RFC 9162 consistency proof from ``old_size`` to ``new_size`` leaves."""
+    _check_sizes(None, new_size, new_size)
+    _check_int("old_size", old_size)
+    if old_size > new_size:
+        raise ProofError(f"old_size: {old_size} is out of range [0, {new_size}]")
+    if old_size == 0:
+        raise ProofError("old_size: a consistency proof from the empty tree proves nothing")
+    return _hash_ranges(consistency_ranges(old_size, new_size), fetch)
+
+
 # -- the tree ---------------------------------------------------------------------------
 
 
@@ -256,15 +429,16 @@ class MerkleTree:
     ``_levels[k][i]`` holds the hash of the complete subtree of ``2**k`` leaves
     starting at leaf ``i * 2**k``; appending a leaf updates at most
     ``log2(n)`` entries. Proofs and roots for any earlier size are served from
-    those stored hashes.
+    those stored hashes by the same functions a store uses
+    (:func:`stored_root`, :func:`stored_inclusion_proof`, :func:`stored_consistency_proof`).
     """
 
-    __slots__ = ("_levels",)
+    __slots__ = ("_levels", "_peaks")
 
     def __init__(self, leaf_hashes: Iterable[bytes] = ()) -> None:
         self._levels: list[list[bytes]] = [[]]
-        for h in leaf_hashes:
-            self.append_leaf_hash(h)
+        self._peaks: list[bytes] = []
+        self.extend(leaf_hashes)
 
     @property
     def size(self) -> int:
@@ -277,82 +451,51 @@ class MerkleTree:
 
     def append_leaf_hash(self, leaf_hash: bytes) -> int:
         """Append an already-hashed leaf; return its 0-based index."""
-        h = _check_hash("leaf_hash", leaf_hash)
-        levels = self._levels
-        index = len(levels[0])
-        levels[0].append(h)
-        level = 0
-        while len(levels[level]) % 2 == 0:
-            row = levels[level]
-            parent = node_hash(row[-2], row[-1])
-            if level + 1 == len(levels):
-                levels.append([])
-            levels[level + 1].append(parent)
-            level += 1
+        index = self.size
+        self.extend([leaf_hash])
         return index
+
+    def extend(self, leaf_hashes: Iterable[bytes]) -> None:
+        """Append already-hashed leaves."""
+        nodes, self._peaks = extend_tree(self.size, self._peaks, leaf_hashes)
+        levels = self._levels
+        for level, _, h in nodes:  # created in index order within each level
+            if level == len(levels):
+                levels.append([])
+            levels[level].append(h)
 
     def leaf_hash(self, index: int) -> bytes:
         """The stored hash of leaf ``index``."""
         self._check_range("index", index, self.size - 1)
         return self._levels[0][index]
 
+    def node(self, level: int, index: int) -> bytes:
+        """The stored hash of complete subtree ``(level, index)``."""
+        return self._levels[level][index]
+
+    def _fetch(self, wanted: Sequence[Node]) -> dict[Node, bytes]:
+        levels = self._levels
+        return {(k, i): levels[k][i] for k, i in wanted}
+
     def root(self, size: int | None = None) -> bytes:
         """Root hash of the first ``size`` leaves (default: all of them)."""
         n = self.size if size is None else self._check_range("size", size, self.size)
-        return EMPTY_ROOT if n == 0 else self._subtree(0, n)
+        return stored_root(n, self._fetch)
 
     def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
         """RFC 9162 audit path for leaf ``index`` in the tree of the first ``size`` leaves."""
         n = self.size if size is None else self._check_range("size", size, self.size)
         self._check_range("index", index, n - 1)
-        proof: list[bytes] = []
-        lo, hi, m = 0, n, index
-        # Walk down from the root; siblings are collected top-down, then reversed.
-        while hi - lo > 1:
-            k = _largest_power_of_two_below(hi - lo)
-            if m < k:
-                proof.append(self._subtree(lo + k, hi))
-                hi = lo + k
-            else:
-                proof.append(self._subtree(lo, lo + k))
-                lo, m = lo + k, m - k
-        proof.reverse()
-        return proof
+        return stored_inclusion_proof(index, n, self._fetch)
 
     def consistency_proof(self, old_size: int, new_size: int | None = None) -> list[bytes]:
         """RFC 9162 consistency proof from ``old_size`` to ``new_size`` (``0 < old <= new``)."""
         n = self.size if new_size is None else self._check_range("new_size", new_size, self.size)
         m = self._check_range("old_size", old_size, n)
-        if m == 0:
-            raise ProofError("old_size: a consistency proof from the empty tree proves nothing")
-        if m == n:
-            return []
-        proof: list[bytes] = []
-        lo, hi, complete = 0, n, True
-        while m != hi - lo:
-            k = _largest_power_of_two_below(hi - lo)
-            if m <= k:
-                proof.append(self._subtree(lo + k, hi))
-                hi = lo + k
-            else:
-                proof.append(self._subtree(lo, lo + k))
-                lo, m, complete = lo + k, m - k, False
-        if not complete:
-            proof.append(self._subtree(lo, hi))
-        proof.reverse()
-        return proof
+        return stored_consistency_proof(m, n, self._fetch)
 
     def _check_range(self, name: str, value: object, top: int) -> int:
         v = _check_int(name, value)
         if v > top:
             raise ProofError(f"{name}: {v} is out of range [0, {top}]")
         return v
-
-    def _subtree(self, lo: int, hi: int) -> bytes:
-        """MTH(D[lo:hi]) where ``lo`` is a multiple of the largest power of two <= hi - lo."""
-        n = hi - lo
-        if n & (n - 1) == 0:
-            level = n.bit_length() - 1
-            return self._levels[level][lo >> level]
-        k = _largest_power_of_two_below(n)
-        return node_hash(self._levels[k.bit_length() - 1][lo // k], self._subtree(lo + k, hi))
