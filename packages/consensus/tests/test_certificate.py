@@ -31,14 +31,22 @@ def cert(world: World) -> tuple[World, dict[str, Any], dict[str, str]]:
 def test_certificate_verifies_offline(cert: Any) -> None:
     world, doc, keys = cert
     summary = verify_certificate(doc, keys)
+    size = len(world.env.events())
+    root = world.env.deployment.store.tree_root(size).hex()
     assert summary == {"candidate": "cand-1", "parent": "genesis", "accept_power": 30,
-                       "total_power": 40, "voters": ["v1", "v2", "v3"]}
+                       "total_power": 40, "voters": ["v1", "v2", "v3"],
+                       "log_size": size, "log_root": root}
+    assert verify_certificate(doc, keys, root)["log_root"] == root
     result = world.env.cli("consensus", "verify-certificate", str(world.tmp / "c.json"),
                            "--trusted-keys", str(world.tmp / "trusted.txt"))
     assert result.exit_code == 0 and "finalized by 30 of 40 power" in result.output
     assert doc["log"]["size"] == len(world.env.events())
-    assert [e["position"] for e in doc["log"]["entries"]] == sorted(
-        e["position"] for e in doc["log"]["entries"])
+    positions = [e["event"]["position"] for e in doc["log"]["entries"]]
+    assert positions == sorted(positions)
+    logged = {e.position: e for e in world.env.events()}
+    for entry, vote in zip(doc["log"]["entries"], doc["votes"], strict=True):
+        assert logged[entry["event"]["position"]].hash == entry["event"]["hash"]
+        assert logged[entry["event"]["position"]].data == {"envelope": vote}
 
 
 def tampered(doc: dict[str, Any], how: str) -> dict[str, Any]:
@@ -58,11 +66,22 @@ def tampered(doc: dict[str, Any], how: str) -> dict[str, Any]:
         bad["votes"][0]["signatures"][0]["sig"] = ("A" if sig[0] != "A" else "B") + sig[1:]
     elif how == "window":
         bad["opened"] = 5
+    elif how == "proof":
+        proof = bad["log"]["entries"][1]["proof"]
+        proof[0] = ("0" if proof[0][0] != "0" else "1") + proof[0][1:]
+    elif how == "event_data":
+        bad["log"]["entries"][0]["event"]["data"] = {"envelope": bad["votes"][1]}
+    elif how == "root":
+        bad["log"]["root"] = "00" * 32
+    elif how == "swap_entries":
+        entries = bad["log"]["entries"]
+        entries[0], entries[1] = entries[1], entries[0]
     return bad
 
 
 @pytest.mark.parametrize("how", ["drop_vote", "duplicate_vote", "inflate_power",
-                                 "stake_mismatch", "other_candidate", "flip_signature", "window"])
+                                 "stake_mismatch", "other_candidate", "flip_signature", "window",
+                                 "proof", "event_data", "root", "swap_entries"])
 def test_tampering_is_caught(cert: Any, how: str) -> None:
     _, doc, keys = cert
     with pytest.raises(CertificateError):
@@ -70,8 +89,8 @@ def test_tampering_is_caught(cert: Any, how: str) -> None:
 
 
 def test_a_shrunk_frozen_set_is_not_caught_without_the_log(cert: Any) -> None:
-    # documented limitation of v1: the frozen set is the certificate producer's claim;
-    # only an inclusion proof in a log checkpoint (not yet available) pins it
+    # documented limitation: the frozen set is the certificate producer's claim (it
+    # follows from the whole log before the proposal, which a certificate does not carry)
     _, doc, keys = cert
     shrunk = copy.deepcopy(doc)
     del shrunk["validators"]["v4"]
@@ -80,6 +99,8 @@ def test_a_shrunk_frozen_set_is_not_caught_without_the_log(cert: Any) -> None:
 
 def test_untrusted_keys_and_cli_exit_codes(cert: Any) -> None:
     world, doc, keys = cert
+    with pytest.raises(CertificateError, match="trusted root"):
+        verify_certificate(doc, keys, "ab" * 32)
     with pytest.raises(CertificateError, match="not a trusted key"):
         verify_certificate(doc, {k: v for k, v in keys.items() if k != "v2"})
     bad = world.tmp / "bad.json"

@@ -8,28 +8,36 @@ A certificate (``cladelog consensus certificate CANDIDATE``) is one JSON object:
      "validators": {ID: {"stake": N, "power": N}},   # the frozen set
      "proposal": ENVELOPE,                             # the proposer's signed statement
      "votes": [ENVELOPE, ...],                         # signed accepts reaching quorum
-     "log": {"size": N, "head": HASH,
-             "entries": [{"position", "hash", "statement"}]}}
+     "log": {"size": N, "root": HEX,                  # RFC 9162 root of the log
+             "entries": [{"event": {...}, "proof": [HEX, ...]}]}}
+
+Each ``log.entries[i].event`` is the recorded event that carries ``votes[i]``
+(position, stream, stream_version, type, schema_version, data, meta, recorded_at,
+prev_hash, hash) and ``proof`` its RFC 9162 inclusion proof in the log's tree of
+``size`` events (core's store tree: leaf ``position - 1``, leaf bytes the chain hash).
 
 :func:`verify_certificate` checks it offline against trusted validator keys (no
-store; a third party can lift this module out with core's transparency code):
+store; a third party can lift this module out with core's public functions):
 
 1. the powers follow from the stakes under the frozen weighting and cap (rule 1);
 2. the proposal is signed by a trusted key and names this candidate, parent and
    eval digest;
 3. every vote is signed by a trusted key of a frozen validator, accepts this
    candidate, was signed inside the voting window, and no validator counts twice;
-4. ``3 x accepting power > 2 x total power``.
+4. ``3 x accepting power > 2 x total power``;
+5. every vote is the data of a ``consensus.voted`` event whose chain hash recomputes
+   from its body and whose inclusion proof leads to ``log.root`` (and to the root the
+   caller trusts, when given: ``--root``, e.g. from a witnessed checkpoint).
 
 Bad input (not a certificate) raises :class:`ConsensusInputError` (exit 2); a
 certificate that does not verify raises :class:`CertificateError` (exit 1).
 
-Not yet in v1: inclusion proofs of the votes in a signed log checkpoint. The
-certificate records each vote's log position and chain hash and the log head it
-was cut at, so the proofs can be attached once core's store maintains the RFC 9162
-tree (the transparency issue's later phase). Until then a verifier trusts the keys,
-not the log: the frozen set is the producer's claim, so a certificate that leaves a
-frozen validator out (lowering the total power) is not caught by this check alone.
+What the log proof does not give: the frozen set is the certificate producer's claim
+(it follows from the whole log before the proposal, which a certificate does not
+carry), so a certificate that leaves a frozen validator out (lowering the total
+power) is caught only by a verifier who knows the set. Witness co-signed checkpoints
+(validators as witnesses) are not produced yet: ``log.root`` is trusted as far as the
+caller's ``--root`` says.
 """
 
 from __future__ import annotations
@@ -47,14 +55,22 @@ _KEYS = frozenset({"format", "candidate", "parent", "eval_digest", "opened", "po
 
 
 def build_certificate(proposal: Mapping[str, Any], proposal_envelope: Mapping[str, Any],
-                      vote_entries: Iterable[tuple[int, str, Mapping[str, Any]]],
-                      log_head: tuple[int, str]) -> dict[str, Any]:
+                      vote_events: Iterable[Any], log: Any) -> dict[str, Any]:
     """A certificate from a finalized proposal record (ledger state), the proposer's
-    envelope, ``(position, event hash, envelope)`` of its counted accepts and the head."""
+    envelope, the recorded ``consensus.voted`` events of its counted accepts, and the
+    store (``log``: ``head()``, ``tree_root(size)``, ``inclusion_proof(position, size)``)."""
     if proposal["outcome"] not in ("finalized", "settled"):
         raise ConsensusInputError(f"candidate: {proposal['candidate']!r} is "
                                   f"{proposal['outcome']}, not finalized")
-    entries = sorted(vote_entries, key=lambda e: e[0])
+    events = sorted(vote_events, key=lambda e: e.position)
+    size = log.head().position
+    entries = [{"event": {"position": e.position, "stream": e.stream,
+                          "stream_version": e.stream_version, "type": e.type,
+                          "schema_version": e.schema_version, "data": e.data,
+                          "meta": dict(e.meta), "recorded_at": e.recorded_at,
+                          "prev_hash": e.prev_hash, "hash": e.hash},
+                "proof": [h.hex() for h in log.inclusion_proof(e.position, size)]}
+               for e in events]
     return {
         "format": FORMAT,
         "candidate": proposal["candidate"], "parent": proposal["parent"],
@@ -65,10 +81,54 @@ def build_certificate(proposal: Mapping[str, Any], proposal_envelope: Mapping[st
         "validators": {v: {"stake": proposal["frozen_stakes"][v], "power": p}
                        for v, p in sorted(proposal["frozen"].items())},
         "proposal": dict(proposal_envelope),
-        "votes": [dict(env) for _, _, env in entries],
-        "log": {"size": log_head[0], "head": log_head[1],
-                "entries": [{"position": pos, "hash": h} for pos, h, _ in entries]},
+        "votes": [e.data["envelope"] for e in events],
+        "log": {"size": size, "root": log.tree_root(size).hex(), "entries": entries},
     }
+
+
+def _check_log(cert: dict[str, Any], root: str | None) -> tuple[int, str]:
+    """Every vote is a logged ``consensus.voted`` event included under ``log.root``."""
+    from cladelog.core import chain_hash, encode_body
+    from cladelog.core import transparency as t
+
+    log = cert["log"]
+    if not isinstance(log, dict) or not isinstance(log.get("entries"), list):
+        raise ConsensusInputError("certificate.log: must be an object with entries")
+    size, log_root = log.get("size"), log.get("root")
+    if type(size) is not int or size < 1 or not isinstance(log_root, str):
+        raise ConsensusInputError("certificate.log: needs size >= 1 and root")
+    if root is not None and root != log_root:
+        raise CertificateError(f"certificate.log.root: {log_root[:16]}... is not the "
+                               f"trusted root {root[:16]}...")
+    if len(log["entries"]) != len(cert["votes"]):
+        raise CertificateError("certificate.log.entries: one entry per vote is needed")
+    fields = ("position", "stream", "stream_version", "type", "schema_version", "data",
+              "meta", "recorded_at", "prev_hash")
+    for index, (entry, vote) in enumerate(zip(log["entries"], cert["votes"], strict=True)):
+        where = f"certificate.log.entries[{index}]"
+        event = entry.get("event") if isinstance(entry, dict) else None
+        proof = entry.get("proof") if isinstance(entry, dict) else None
+        if not isinstance(event, dict) or not isinstance(proof, list) \
+                or not all(isinstance(h, str) for h in proof):
+            raise ConsensusInputError(f"{where}: needs an event object and a proof list")
+        try:
+            body = encode_body(**{k: event[k] for k in fields})
+            recomputed = chain_hash(event["prev_hash"], body)
+            leaf = t.leaf_hash(bytes.fromhex(event["hash"]))
+            hashes = [bytes.fromhex(h) for h in proof]
+            trusted_root = bytes.fromhex(log_root)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConsensusInputError(f"{where}: malformed event or proof ({exc})") from None
+        if recomputed != event["hash"]:
+            raise CertificateError(f"{where}: the event's hash does not recompute from it")
+        if event["type"] != "consensus.voted" or event["data"] != {"envelope": vote}:
+            raise CertificateError(f"{where}: is not the consensus.voted event of vote "
+                                   f"{index}")
+        try:
+            t.verify_inclusion(leaf, event["position"] - 1, size, hashes, trusted_root)
+        except t.ProofError as exc:
+            raise CertificateError(f"{where}.proof: {exc}") from None
+    return size, log_root
 
 
 def parse_trusted_keys(text: str) -> dict[str, str]:
@@ -106,9 +166,11 @@ def _shape(doc: Any) -> dict[str, Any]:
     return doc
 
 
-def verify_certificate(doc: Any, trusted: Mapping[str, str]) -> dict[str, Any]:
-    """Check a certificate (see the module docstring); return a summary
-    ``{candidate, parent, accept_power, total_power, voters}``."""
+def verify_certificate(doc: Any, trusted: Mapping[str, str],
+                       root: str | None = None) -> dict[str, Any]:
+    """Check a certificate (see the module docstring); ``root`` (hex), when given, is the
+    log root the caller trusts. Return ``{candidate, parent, accept_power, total_power,
+    voters, log_size, log_root}``."""
     from cladelog.consensus.policy import MAX_INT, WEIGHTINGS, parse_fraction
     from cladelog.consensus.power import frozen_powers, quorum_reached
     from cladelog.consensus.signing import open_with_keys
@@ -169,5 +231,7 @@ def verify_certificate(doc: Any, trusted: Mapping[str, str]) -> dict[str, Any]:
     if not quorum_reached(accept, total):
         raise CertificateError(f"certificate: accepting power {accept} of {total} is not "
                                "more than two thirds")
+    size, log_root = _check_log(cert, root)
     return {"candidate": cert["candidate"], "parent": cert["parent"],
-            "accept_power": accept, "total_power": total, "voters": voters}
+            "accept_power": accept, "total_power": total, "voters": voters,
+            "log_size": size, "log_root": log_root}

@@ -408,7 +408,8 @@ def simulate(dep: Deployment, n: int, f: int, g: int, e: int, s: int, as_json: b
 @pass_deployment
 def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
     """Write the finality certificate of a finalized CANDIDATE: policy, frozen set with
-    powers, the proposal and the signed accepts (checked offline by verify-certificate)."""
+    powers, the proposal, the signed accepts and each one's inclusion proof in the log's
+    Merkle tree (checked offline by verify-certificate)."""
     import base64
     import hashlib
 
@@ -423,32 +424,35 @@ def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
     for event in dep.store.read(types=("consensus.proposed", "consensus.voted")):
         envelope = event.data["envelope"]
         try:
-            digest = hashlib.sha256(base64.b64decode(envelope["payload"])).hexdigest()
+            payload = base64.b64decode(envelope["payload"])
         except (KeyError, TypeError, ValueError):
             continue  # a malformed hand-appended event (the projection ignored it)
+        digest = hashlib.sha256(payload).hexdigest()
         if event.type == "consensus.voted" and digest in wanted:
-            votes.append((event.position, event.hash, envelope))
+            votes.append(event)
             wanted.discard(digest)
         elif event.type == "consensus.proposed" and proposal_env is None:
             try:
-                predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+                predicate = json.loads(payload)["predicate"]
             except (KeyError, TypeError, ValueError):
                 continue
             if predicate.get("candidate") == candidate:
                 proposal_env = envelope  # the first one: later copies were refused
-    head = dep.store.head()
-    doc = build_certificate(record, proposal_env or {}, votes, (head.position, head.hash))
+    doc = build_certificate(record, proposal_env or {}, votes, dep.store)
     path = out or f"{candidate}.cert.json"
     _write_json(path, doc)
-    click.echo(f"certificate of {candidate} ({len(votes)} signed accepts) written to {path}")
+    click.echo(f"certificate of {candidate} ({len(votes)} signed accepts, log size "
+               f"{doc['log']['size']}, root {doc['log']['root'][:16]}...) written to {path}")
 
 
 @consensus.command("verify-certificate")
 @click.argument("file", metavar="FILE")
 @click.option("--trusted-keys", required=True, metavar="FILE",
               help="Validator verifier keys, one per line (the .pub files concatenated).")
+@click.option("--root", metavar="HEX", help="The log root you trust (e.g. from a witnessed "
+              "checkpoint); the certificate's must equal it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def verify_certificate(file: str, trusted_keys: str, as_json: bool) -> None:
+def verify_certificate(file: str, trusted_keys: str, root: str | None, as_json: bool) -> None:
     """Check a finality certificate offline (no log needed). Exit 1 if it does not verify."""
     from pathlib import Path
 
@@ -462,11 +466,13 @@ def verify_certificate(file: str, trusted_keys: str, as_json: bool) -> None:
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"--trusted-keys: cannot read {trusted_keys} ({exc})")
     try:
-        summary = verify(read_json_file(file), parse_trusted_keys(text))
+        summary = verify(read_json_file(file), parse_trusted_keys(text), root)
     except CertificateError as exc:
         fail(f"{file}: does not verify: {exc}", 1)
     if as_json:
         _echo_json(summary)
         return
     click.echo(f"{summary['candidate']}: finalized by {summary['accept_power']} of "
-               f"{summary['total_power']} power ({len(summary['voters'])} validators)")
+               f"{summary['total_power']} power ({len(summary['voters'])} validators); votes "
+               f"included in the log of {summary['log_size']} events, root "
+               f"{summary['log_root']}")
