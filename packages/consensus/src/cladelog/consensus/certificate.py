@@ -32,10 +32,11 @@ store; a third party can lift this module out with core's public functions):
 Bad input (not a certificate) raises :class:`ConsensusInputError` (exit 2); a
 certificate that does not verify raises :class:`CertificateError` (exit 1).
 
-What the log proof does not give: the frozen set is the certificate producer's claim
-(it follows from the whole log before the proposal, which a certificate does not
-carry), so a certificate that leaves a frozen validator out (lowering the total
-power) is caught only by a verifier who knows the set. Witness co-signed checkpoints
+What the log proof does not give: the frozen set and the frozen policy parameters are
+the certificate producer's claim (they follow from the whole log before the proposal,
+which a certificate does not carry), so a certificate that leaves a frozen validator
+out (lowering the total power) or states a longer voting window is caught only by a
+verifier who knows them. Witness co-signed checkpoints
 (validators as witnesses) are not produced yet: ``log.root`` is trusted as far as the
 caller's ``--root`` says.
 """
