@@ -60,9 +60,13 @@ PLUGINS_PROJECTION = Projection(
 
 @hookimpl
 def cladelog_event_types() -> tuple[EventType, ...]:
-    return EVENT_TYPES
+    from .tlog import EVENT_TYPES as TLOG_EVENT_TYPES
+
+    return EVENT_TYPES + TLOG_EVENT_TYPES
 
 
 @hookimpl
 def cladelog_projections() -> tuple[Projection, ...]:
-    return (PLUGINS_PROJECTION,)
+    from .tlog import TLOG_PROJECTION
+
+    return (PLUGINS_PROJECTION, TLOG_PROJECTION)

@@ -55,6 +55,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _BUILTIN = (
     "init", "plugins", "append", "log", "verify", "replay", "export", "import", "status", "gate",
+    "keygen", "checkpoint", "prove", "consistency", "verify-proof",
 )
 
 
@@ -506,9 +507,25 @@ def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--checkpoint", "checkpoints", multiple=True, metavar="FILE",
+              help="Also prove the log extends this signed checkpoint (repeatable).")
+@click.option("--key", "keys", multiple=True, metavar="VKEY",
+              help="With --checkpoint: a trusted log public key, or a file of them.")
+@click.option("--quick", is_flag=True,
+              help="With --checkpoint: check the stored Merkle tree only (O(log n) rows).")
 @pass_deployment
-def verify(dep: Deployment, as_json: bool) -> None:
-    """Walk the hash chain; report the first position that does not verify (exit 1)."""
+def verify(dep: Deployment, as_json: bool, checkpoints: tuple[str, ...], keys: tuple[str, ...],
+           quick: bool) -> None:
+    """Walk the hash chain and the Merkle tree; report the first position that does not
+    verify (exit 1). With --checkpoint, exit 1 naming the first checkpoint the log does
+    not extend, and whether it was cut or rewritten."""
+    if checkpoints or keys or quick:
+        from .tlog_cli import verify_checkpoints
+
+        if not checkpoints:
+            fail("--checkpoint: --key and --quick go with --checkpoint FILE")
+        verify_checkpoints(dep, checkpoints, keys, quick, as_json)
+        return
     report = dep.verify()
     _log().info("verify.done", ok=report.ok, checked=report.checked, position=report.position)
     if as_json:
@@ -700,6 +717,15 @@ def gate(dep: Deployment, candidate: str, as_json: bool) -> None:
         reason = "; ".join(f"{v.plugin}: {v.reason}" for v in blockers) or "blocked"
         fail(f"{candidate}: blocked ({' '.join(reason.split())})", EXIT_FAILED)
 
+
+def _add_tlog_commands() -> None:
+    from .tlog_cli import COMMANDS
+
+    for command in COMMANDS:
+        main.add_command(command)
+
+
+_add_tlog_commands()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

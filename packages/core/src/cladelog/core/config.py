@@ -8,6 +8,8 @@
     plugins = ["fork-score", "receipts"]
     # who appends, recorded in each event's meta (default: $CLADELOG_ACTOR or the user)
     actor = "operator"
+    # the log's name: the origin line of its signed checkpoints (cladelog checkpoint)
+    log_name = "example.org/cladelog/main"
 
     [settings.fork-score]
     signal_floor = 0.05
@@ -34,7 +36,7 @@ __all__ = [
     "find_config",
 ]
 
-_KEYS = {"store", "plugins", "settings", "actor"}
+_KEYS = {"store", "plugins", "settings", "actor", "log_name"}
 
 
 @attrs.frozen
@@ -46,6 +48,7 @@ class DeploymentConfig:
     settings: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     actor: str | None = None
     path: Path | None = None
+    log_name: str | None = None
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> DeploymentConfig:
@@ -89,9 +92,16 @@ class DeploymentConfig:
         actor = doc.get("actor")
         if actor is not None and not isinstance(actor, str):
             raise ConfigError(f"{where}: actor: expected a string")
+        log_name = doc.get("log_name")
+        if log_name is not None and (
+            not isinstance(log_name, str) or not log_name or len(log_name) > 255
+            or not log_name.isprintable() or log_name != log_name.strip()
+        ):
+            raise ConfigError(f"{where}: log_name: expected a non-empty one-line string of "
+                              "at most 255 characters, without surrounding spaces")
         if path is not None and "://" not in store and not os.path.isabs(store):
             store = str((path.parent / store).resolve())
-        return cls(store, tuple(plugins), settings, actor, path)
+        return cls(store, tuple(plugins), settings, actor, path, log_name)
 
     def to_toml(self, store_as_written: str | None = None) -> str:
         lines = [
@@ -101,6 +111,8 @@ class DeploymentConfig:
         ]
         if self.actor:
             lines.append(f"actor = {_toml_value(self.actor)}")
+        if self.log_name:
+            lines.append(f"log_name = {_toml_value(self.log_name)}")
         for name, table in self.settings.items():
             lines.append("")
             lines.append(f"[settings.{_toml_key(name)}]")

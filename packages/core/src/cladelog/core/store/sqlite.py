@@ -444,9 +444,9 @@ class SQLiteStore(EventStore):
             ):
                 out[(0, position - 1)] = tree.chain_leaf(h)
         for at in range(0, len(inner), 200):  # a proof asks for ~log2(n): one query
-            part = inner[at : at + 200]
-            where = " OR ".join(["(level = ? AND idx = ?)"] * len(part))
-            args = [v for node in part for v in node]
+            nodes = inner[at : at + 200]
+            where = " OR ".join(["(level = ? AND idx = ?)"] * len(nodes))
+            args = [v for node in nodes for v in node]
             for level, idx, h in db.execute(
                 f"SELECT level, idx, hash FROM tree_nodes WHERE {where}", args
             ):

@@ -122,9 +122,10 @@ class TreeWalk:
     new node compared with the stored one (read by level ranges, a few rows a leaf)."""
 
     def __init__(self, sizes: Iterable[int] = (),
-                 stored: Callable[[int, int, int], list[bytes]] | None = None) -> None:
-        self.size = 0
-        self.peaks: list[bytes] = []
+                 stored: Callable[[int, int, int], list[bytes]] | None = None,
+                 start: tuple[int, list[bytes]] = (0, [])) -> None:
+        self.size = start[0]
+        self.peaks: list[bytes] = list(start[1])
         self._wanted = set(sizes)
         self._stored = stored
         self.roots: dict[int, bytes] = {0: EMPTY_ROOT} if 0 in self._wanted else {}

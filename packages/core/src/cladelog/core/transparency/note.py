@@ -110,6 +110,7 @@ __all__ = [
     "parse_signer_key",
     "parse_verifier_key",
     "sign_note",
+    "split_note",
     "verifier_key",
 ]
 
@@ -593,12 +594,9 @@ def _parse_signature_line(i: int, line: str) -> NoteSignature:
     return NoteSignature(name, raw[:4], raw[4:])
 
 
-def open_note(note: str | bytes, verifiers: Iterable[NoteVerifier]) -> Note:
-    """Verify a signed note against trusted keys and return its text and signatures.
-
-    Unknown keys are ignored; a known key whose signature fails rejects the
-    note; at least one known key must have signed. Raises :class:`NoteError`.
-    """
+def split_note(note: str | bytes) -> tuple[str, tuple[NoteSignature, ...]]:
+    """Split a signed note into its text and its signature lines, checking their form
+    only: nothing is verified (:func:`open_note` does that). Raises :class:`NoteError`."""
     if isinstance(note, bytes):
         try:
             note = note.decode("utf-8")
@@ -614,6 +612,17 @@ def open_note(note: str | bytes, verifiers: Iterable[NoteVerifier]) -> Note:
         raise NoteError("note: no signature lines after the blank line")
     if len(lines) > MAX_SIGNATURES:
         raise NoteError(f"note: more than {MAX_SIGNATURES} signatures")
+    signatures = tuple(_parse_signature_line(i, line) for i, line in enumerate(lines))
+    return text, signatures
+
+
+def open_note(note: str | bytes, verifiers: Iterable[NoteVerifier]) -> Note:
+    """Verify a signed note against trusted keys and return its text and signatures.
+
+    Unknown keys are ignored; a known key whose signature fails rejects the
+    note; at least one known key must have signed. Raises :class:`NoteError`.
+    """
+    text, signatures = split_note(note)
     trusted: dict[tuple[str, bytes], NoteVerifier] = {}
     for j, v in enumerate(verifiers):
         if not isinstance(v, NoteVerifier):
@@ -622,7 +631,6 @@ def open_note(note: str | bytes, verifiers: Iterable[NoteVerifier]) -> Note:
         if ident in trusted:
             raise NoteError(f"verifiers[{j}]: duplicate key {v.name}+{ident[1].hex()}")
         trusted[ident] = v
-    signatures = tuple(_parse_signature_line(i, line) for i, line in enumerate(lines))
     msg = text.encode("utf-8")
     verified: dict[tuple[str, bytes], NoteSignature] = {}
     for i, sig in enumerate(signatures):
