@@ -35,7 +35,7 @@ def test_certificate_verifies_offline(cert: Any) -> None:
     root = world.env.deployment.store.tree_root(size).hex()
     assert summary == {"candidate": "cand-1", "parent": "genesis", "accept_power": 30,
                        "total_power": 40, "voters": ["v1", "v2", "v3"],
-                       "log_size": size, "log_root": root}
+                       "log_size": size, "log_root": root, "checkpoint_origin": None}
     assert verify_certificate(doc, keys, root)["log_root"] == root
     result = world.env.cli("consensus", "verify-certificate", str(world.tmp / "c.json"),
                            "--trusted-keys", str(world.tmp / "trusted.txt"))
@@ -142,3 +142,43 @@ def test_malformed_certificates_are_input_errors(cert: Any, mutate: Any) -> None
     mutate(bad)
     with pytest.raises((InputError, CertificateError)):
         verify_certificate(bad, keys)
+
+
+def test_a_signed_checkpoint_covers_the_votes(world: World) -> None:
+    # the log signs a checkpoint (core's tlog commands); the certificate embeds it and the
+    # verifier checks it with the log's public key
+    config = world.env.config_path
+    config.write_text(config.read_text() + 'log_name = "example.org/consensus-test"\n')
+    propose(world, "cand-1", GOOD)
+    inputs = str(world.tmp / "cand-1-inputs.json")
+    for name in ("v1", "v2", "v3"):
+        world.ok("vote", "cand-1", "--key", world.key(name), "--inputs", inputs, "--submit",
+                 "--out", str(world.tmp / f"vote-{name}.json"))
+    prefix = str(world.tmp / "logkey")
+    assert world.env.cli("keygen", "example.org/consensus-test", "--out", prefix).exit_code == 0
+    signed = world.env.cli("checkpoint", "--key", prefix + ".key")
+    assert signed.exit_code == 0, signed.output
+    world.ok("tick")                      # the log grows past the checkpoint
+    out = world.ok("certificate", "cand-1", "--out", str(world.tmp / "c.json"))
+    assert "proofs at a signed checkpoint" in out
+    doc = json.loads((world.tmp / "c.json").read_text())
+    keys = "".join((world.tmp / f"{n}.pub").read_text() for n in ("v1", "v2", "v3", "v4"))
+    (world.tmp / "trusted.txt").write_text(keys)
+    result = world.env.cli("consensus", "verify-certificate", str(world.tmp / "c.json"),
+                           "--trusted-keys", str(world.tmp / "trusted.txt"),
+                           "--log-key", prefix + ".pub")
+    assert result.exit_code == 0, result.output
+    assert "checkpoint of example.org/consensus-test signed by the log key" in result.output
+    assert doc["log"]["size"] < len(world.env.events())
+    trusted = parse_trusted_keys(keys)
+    log_key = (world.tmp / "logkey.pub").read_text().strip()
+    # a checkpoint of another size, or none, does not pass with the log key
+    other = copy.deepcopy(doc)
+    other["log"]["checkpoint"] = None
+    with pytest.raises(CertificateError, match="no signed checkpoint"):
+        verify_certificate(other, trusted, None, [log_key])
+    world.env.cli("checkpoint", "--key", prefix + ".key")
+    newer = [e.data for e in world.env.events() if e.type == "core.checkpoint_signed"][-1]
+    other["log"]["checkpoint"] = newer["note"]
+    with pytest.raises(CertificateError, match="another size or root"):
+        verify_certificate(other, trusted, None, [log_key])

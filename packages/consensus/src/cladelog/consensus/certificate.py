@@ -9,6 +9,7 @@ A certificate (``cladelog consensus certificate CANDIDATE``) is one JSON object:
      "proposal": ENVELOPE,                             # the proposer's signed statement
      "votes": [ENVELOPE, ...],                         # signed accepts reaching quorum
      "log": {"size": N, "root": HEX,                  # RFC 9162 root of the log
+             "checkpoint": NOTE | null,               # the log's signed checkpoint
              "entries": [{"event": {...}, "proof": [HEX, ...]}]}}
 
 Each ``log.entries[i].event`` is the recorded event that carries ``votes[i]``
@@ -27,7 +28,10 @@ store; a third party can lift this module out with core's public functions):
 4. ``3 x accepting power > 2 x total power``;
 5. every vote is the data of a ``consensus.voted`` event whose chain hash recomputes
    from its body and whose inclusion proof leads to ``log.root`` (and to the root the
-   caller trusts, when given: ``--root``, e.g. from a witnessed checkpoint).
+   caller trusts, when given: ``--root``);
+6. with the log's public key (``--log-key``): ``log.checkpoint`` is a C2SP checkpoint
+   signed by it for exactly that size and root (``cladelog checkpoint --key`` records
+   them; the certificate uses the latest one that covers every vote).
 
 Bad input (not a certificate) raises :class:`ConsensusInputError` (exit 2); a
 certificate that does not verify raises :class:`CertificateError` (exit 1).
@@ -36,14 +40,13 @@ What the log proof does not give: the frozen set and the frozen policy parameter
 the certificate producer's claim (they follow from the whole log before the proposal,
 which a certificate does not carry), so a certificate that leaves a frozen validator
 out (lowering the total power) or states a longer voting window is caught only by a
-verifier who knows them. Witness co-signed checkpoints
-(validators as witnesses) are not produced yet: ``log.root`` is trusted as far as the
-caller's ``--root`` says.
+verifier who knows them. Witness cosignatures (validators as
+witnesses) are not embedded yet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cladelog.consensus.errors import CertificateError, ConsensusInputError
@@ -56,15 +59,23 @@ _KEYS = frozenset({"format", "candidate", "parent", "eval_digest", "opened", "po
 
 
 def build_certificate(proposal: Mapping[str, Any], proposal_envelope: Mapping[str, Any],
-                      vote_events: Iterable[Any], log: Any) -> dict[str, Any]:
+                      vote_events: Iterable[Any], log: Any,
+                      checkpoint: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A certificate from a finalized proposal record (ledger state), the proposer's
     envelope, the recorded ``consensus.voted`` events of its counted accepts, and the
-    store (``log``: ``head()``, ``tree_root(size)``, ``inclusion_proof(position, size)``)."""
+    store (``log``: ``head()``, ``tree_root(size)``, ``inclusion_proof(position, size)``).
+
+    ``checkpoint``: the data of a ``core.checkpoint_signed`` event (``size``, ``note``)
+    covering every vote; the proofs are then made at its size and its signed note is
+    embedded (``log.checkpoint``); otherwise at the current head, unsigned."""
     if proposal["outcome"] not in ("finalized", "settled"):
         raise ConsensusInputError(f"candidate: {proposal['candidate']!r} is "
                                   f"{proposal['outcome']}, not finalized")
     events = sorted(vote_events, key=lambda e: e.position)
-    size = log.head().position
+    size = log.head().position if checkpoint is None else int(checkpoint["size"])
+    if events and events[-1].position > size:
+        raise ConsensusInputError(f"checkpoint: size {size} does not cover the last vote "
+                                  f"(position {events[-1].position}); sign a newer one")
     entries = [{"event": {"position": e.position, "stream": e.stream,
                           "stream_version": e.stream_version, "type": e.type,
                           "schema_version": e.schema_version, "data": e.data,
@@ -83,11 +94,40 @@ def build_certificate(proposal: Mapping[str, Any], proposal_envelope: Mapping[st
                        for v, p in sorted(proposal["frozen"].items())},
         "proposal": dict(proposal_envelope),
         "votes": [e.data["envelope"] for e in events],
-        "log": {"size": size, "root": log.tree_root(size).hex(), "entries": entries},
+        "log": {"size": size, "root": log.tree_root(size).hex(), "entries": entries,
+                "checkpoint": None if checkpoint is None else str(checkpoint["note"])},
     }
 
 
-def _check_log(cert: dict[str, Any], root: str | None) -> tuple[int, str]:
+def _check_checkpoint(log: dict[str, Any], size: int, log_root: str,
+                      log_keys: Sequence[str]) -> str | None:
+    """The signed checkpoint, when the caller gave the log's keys: signed by one of them,
+    for exactly ``size`` and ``log_root``. Returns its origin (None without keys)."""
+    from cladelog.core import transparency as t
+
+    note = log.get("checkpoint")
+    if not log_keys:
+        return None
+    if not isinstance(note, str):
+        raise CertificateError("certificate.log.checkpoint: no signed checkpoint (the log "
+                               "key was given)")
+    try:
+        verifiers = [t.parse_verifier_key(k) for k in log_keys]
+    except t.NoteError as exc:
+        raise ConsensusInputError(f"--log-key: {exc}") from None
+    try:
+        opened = t.open_note(note, verifiers)
+        checkpoint = t.parse_checkpoint(opened.text)
+    except t.NoteError as exc:
+        raise CertificateError(f"certificate.log.checkpoint: {exc}") from None
+    if checkpoint.size != size or checkpoint.root_hash.hex() != log_root:
+        raise CertificateError("certificate.log.checkpoint: signs another size or root "
+                               "than the proofs use")
+    return checkpoint.origin
+
+
+def _check_log(cert: dict[str, Any], root: str | None,
+               log_keys: Sequence[str] = ()) -> tuple[int, str, str | None]:
     """Every vote is a logged ``consensus.voted`` event included under ``log.root``."""
     from cladelog.core import chain_hash, encode_body
     from cladelog.core import transparency as t
@@ -101,6 +141,7 @@ def _check_log(cert: dict[str, Any], root: str | None) -> tuple[int, str]:
     if root is not None and root != log_root:
         raise CertificateError(f"certificate.log.root: {log_root[:16]}... is not the "
                                f"trusted root {root[:16]}...")
+    origin = _check_checkpoint(log, size, log_root, log_keys)
     if len(log["entries"]) != len(cert["votes"]):
         raise CertificateError("certificate.log.entries: one entry per vote is needed")
     fields = ("position", "stream", "stream_version", "type", "schema_version", "data",
@@ -129,7 +170,7 @@ def _check_log(cert: dict[str, Any], root: str | None) -> tuple[int, str]:
             t.verify_inclusion(leaf, event["position"] - 1, size, hashes, trusted_root)
         except t.ProofError as exc:
             raise CertificateError(f"{where}.proof: {exc}") from None
-    return size, log_root
+    return size, log_root, origin
 
 
 def parse_trusted_keys(text: str) -> dict[str, str]:
@@ -167,11 +208,12 @@ def _shape(doc: Any) -> dict[str, Any]:
     return doc
 
 
-def verify_certificate(doc: Any, trusted: Mapping[str, str],
-                       root: str | None = None) -> dict[str, Any]:
+def verify_certificate(doc: Any, trusted: Mapping[str, str], root: str | None = None,
+                       log_keys: Sequence[str] = ()) -> dict[str, Any]:
     """Check a certificate (see the module docstring); ``root`` (hex), when given, is the
-    log root the caller trusts. Return ``{candidate, parent, accept_power, total_power,
-    voters, log_size, log_root}``."""
+    log root the caller trusts; ``log_keys`` (verifier key strings), when given, must
+    have signed the embedded checkpoint of that size and root. Return ``{candidate,
+    parent, accept_power, total_power, voters, log_size, log_root, checkpoint_origin}``."""
     from cladelog.consensus.policy import MAX_INT, WEIGHTINGS, parse_fraction
     from cladelog.consensus.power import frozen_powers, quorum_reached
     from cladelog.consensus.signing import open_with_keys
@@ -232,7 +274,7 @@ def verify_certificate(doc: Any, trusted: Mapping[str, str],
     if not quorum_reached(accept, total):
         raise CertificateError(f"certificate: accepting power {accept} of {total} is not "
                                "more than two thirds")
-    size, log_root = _check_log(cert, root)
+    size, log_root, origin = _check_log(cert, root, log_keys)
     return {"candidate": cert["candidate"], "parent": cert["parent"],
             "accept_power": accept, "total_power": total, "voters": voters,
-            "log_size": size, "log_root": log_root}
+            "log_size": size, "log_root": log_root, "checkpoint_origin": origin}

@@ -438,11 +438,19 @@ def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
                 continue
             if predicate.get("candidate") == candidate:
                 proposal_env = envelope  # the first one: later copies were refused
-    doc = build_certificate(record, proposal_env or {}, votes, dep.store)
+    last = max((e.position for e in votes), default=0)
+    checkpoint = None  # the latest signed checkpoint of the log that covers every vote
+    for event in dep.store.read(types=("core.checkpoint_signed",)):
+        if isinstance(event.data, dict) and type(event.data.get("size")) is int \
+                and event.data["size"] >= last:
+            checkpoint = event.data
+    doc = build_certificate(record, proposal_env or {}, votes, dep.store, checkpoint)
     path = out or f"{candidate}.cert.json"
     _write_json(path, doc)
-    click.echo(f"certificate of {candidate} ({len(votes)} signed accepts, log size "
-               f"{doc['log']['size']}, root {doc['log']['root'][:16]}...) written to {path}")
+    signed = "a signed checkpoint" if checkpoint is not None else "the head (no signed " \
+        "checkpoint covers the votes; run cladelog checkpoint --key)"
+    click.echo(f"certificate of {candidate} ({len(votes)} signed accepts, proofs at "
+               f"{signed}, size {doc['log']['size']}) written to {path}")
 
 
 @consensus.command("verify-certificate")
@@ -451,8 +459,12 @@ def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
               help="Validator verifier keys, one per line (the .pub files concatenated).")
 @click.option("--root", metavar="HEX", help="The log root you trust (e.g. from a witnessed "
               "checkpoint); the certificate's must equal it.")
+@click.option("--log-key", "log_keys", multiple=True, metavar="FILE",
+              help="The log's public key (cladelog keygen); the certificate's checkpoint "
+              "must be signed by it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def verify_certificate(file: str, trusted_keys: str, root: str | None, as_json: bool) -> None:
+def verify_certificate(file: str, trusted_keys: str, root: str | None,
+                       log_keys: tuple[str, ...], as_json: bool) -> None:
     """Check a finality certificate offline (no log needed). Exit 1 if it does not verify."""
     from pathlib import Path
 
@@ -465,8 +477,14 @@ def verify_certificate(file: str, trusted_keys: str, root: str | None, as_json: 
         text = Path(trusted_keys).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"--trusted-keys: cannot read {trusted_keys} ({exc})")
+    keys = []
+    for key_file in log_keys:
+        try:
+            keys.append(Path(key_file).read_text(encoding="utf-8").strip())
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"--log-key: cannot read {key_file} ({exc})")
     try:
-        summary = verify(read_json_file(file), parse_trusted_keys(text), root)
+        summary = verify(read_json_file(file), parse_trusted_keys(text), root, keys)
     except CertificateError as exc:
         fail(f"{file}: does not verify: {exc}", 1)
     if as_json:
@@ -475,4 +493,6 @@ def verify_certificate(file: str, trusted_keys: str, root: str | None, as_json: 
     click.echo(f"{summary['candidate']}: finalized by {summary['accept_power']} of "
                f"{summary['total_power']} power ({len(summary['voters'])} validators); votes "
                f"included in the log of {summary['log_size']} events, root "
-               f"{summary['log_root']}")
+               f"{summary['log_root']}"
+               + (f", checkpoint of {summary['checkpoint_origin']} signed by the log key"
+                  if summary["checkpoint_origin"] else ""))
