@@ -120,12 +120,10 @@ class LedgerSink(Sink):
     def _apply(self, kind: str, data: dict[str, Any]) -> bool:
         from cladelog.consensus.errors import ConsensusInputError
 
-        trial = self.ledger.copy()
-        try:
-            trial.apply(kind, data)
+        try:  # a refused input leaves the ledger unchanged (test_ledger_refusals)
+            self.ledger.apply(kind, data)
         except ConsensusInputError:
             return False
-        self.ledger = trial
         return True
 
     def policy(self, doc: dict[str, Any]) -> None:
@@ -154,14 +152,17 @@ class LogSink(Sink):
         self.ledger = current_ledger(deployment)
 
     def _append(self, inputs: list[tuple[str, dict[str, Any]]]) -> bool:
-        from cladelog.consensus.commands import append_inputs, current_ledger
+        """Check one input on this sink's own ledger (the same path as the commands) and
+        append it with its consequences; a refused input changes neither ledger nor log."""
+        from cladelog.consensus.commands import prepare_inputs
         from cladelog.consensus.errors import ConsensusInputError
 
+        assert len(inputs) == 1
         try:
-            append_inputs(self.deployment, inputs, actor="simulation")
+            events, _ = prepare_inputs(self.ledger, inputs, actor="simulation")
         except ConsensusInputError:
             return False
-        self.ledger = current_ledger(self.deployment)
+        self.deployment.append(events)
         return True
 
     def policy(self, doc: dict[str, Any]) -> None:
