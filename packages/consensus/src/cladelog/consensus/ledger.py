@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from cladelog.consensus.errors import ConsensusInputError
-from cladelog.consensus.policy import Fraction, Policy, parse_fraction, parse_policy
+from cladelog.consensus.policy import Fraction, Policy, parse_policy
 from cladelog.consensus.power import frozen_powers, missing_for_quorum, quorum_reached, zeta
 
 __all__ = ["GENESIS", "Consequence", "Ledger", "evidence_id", "initial_state"]
@@ -600,7 +600,3 @@ class Ledger:
                 return False
         return True
 
-
-def fraction_of(text: str, n: int) -> int:
-    """``floor(p * n / q)`` for a fraction string (convenience for reports)."""
-    return parse_fraction(text, "fraction").of(n)
