@@ -1,9 +1,10 @@
 """The consensus rules as one pure state machine (no clock, no I/O, no signatures).
 
 :class:`Ledger` wraps a JSON state and applies one *input* at a time; each input
-either raises :class:`ConsensusInputError` (refused: the state is unchanged, only
-when the caller applies to a copy -- commands do) or returns the list of
-*consequences* it caused, as ``(event type, data)`` pairs. Commands append the
+either raises :class:`ConsensusInputError` (refused; every check runs before the first
+change, so a refused input leaves the state exactly as it was -- the projection relies
+on it, and ``tests/test_ledger_refusals.py`` checks it over random input sequences) or
+returns the list of *consequences* it caused, as ``(event type, data)`` pairs. Commands append the
 input and its consequences in one batch; the projection re-derives the
 consequences from the input and checks the recorded ones against them, so the
 log states every activation, finalization, jail, slash, reward, settlement and
