@@ -57,6 +57,10 @@ def test_audit_is_the_plain_forkscore_of_the_inputs() -> None:
     assert result["verdict"] == "REJECT" and result["hard_flags"]
     with pytest.raises(ValueError, match="audit inputs"):
         audit({"parent": PARENT})
+    # the floors are not inputs: a scalar named like a score() parameter is refused
+    for name in ("signal_floor", "hard_regression_floor", "extra_terms", "weights"):
+        with pytest.raises(ValueError, match="unknown scalar"):
+            audit({**doc, "scalars": {name: 0.0}})
 
 
 def test_audit_hook_is_optional(tmp_path: Path) -> None:

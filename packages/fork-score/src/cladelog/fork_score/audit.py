@@ -28,7 +28,7 @@ AUDIT_FIELDS = frozenset({"parent", "child", "weights", "scalars"})
 def audit(document: Mapping[str, Any]) -> dict[str, Any]:
     """``{"verdict", "hard_flags", "score"}`` of the inputs document; raises
     :class:`~cladelog.fork_score.errors.ForkScoreError` naming the field."""
-    from cladelog.fork_score.scoring import score
+    from cladelog.fork_score.scoring import read_scalars, score
 
     if not isinstance(document, Mapping) or set(document) != AUDIT_FIELDS:
         raise ScalarInputError("audit inputs: must be an object with exactly "
@@ -36,6 +36,9 @@ def audit(document: Mapping[str, Any]) -> dict[str, Any]:
     scalars = document["scalars"]
     if not isinstance(scalars, Mapping):
         raise ScalarInputError("audit inputs.scalars: must be an object")
-    result = score(document["parent"], document["child"], document["weights"], **scalars)
+    # only the caller scalars: a key such as signal_floor must not reach score()'s
+    # keyword parameters (the audit's floors are the defaults)
+    checked = read_scalars(scalars)
+    result = score(document["parent"], document["child"], document["weights"], **checked)
     return {"verdict": str(result.verdict), "hard_flags": list(result.flags),
             "score": result.score}
