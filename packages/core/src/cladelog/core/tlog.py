@@ -239,7 +239,7 @@ def _checked_root(store: Any, n: int, last: dict[str, Any] | None, origin: str) 
     peaks = [got[node] for node in wanted]
     if root_from_peaks(peaks) != rm:
         raise ProofError(f"{where}: the stored tree's peaks do not give its root")
-    walk = TreeWalk((), store.tree_node_range, start=(m, peaks))
+    walk = TreeWalk((), store.tree_ranges, start=(m, peaks))
     report = verify_rows(walk.rows(store.read_rows(m + 1, n)), start=Head(m, hash_m))
     if not report.ok:
         raise ProofError(f"{where}: position {report.position}: {report.reason}")

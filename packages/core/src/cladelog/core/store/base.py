@@ -930,7 +930,7 @@ class EventStore(abc.ABC):
 
         if stop is not None:
             return verify_rows(self.read_rows(1, stop))
-        walk = tree.TreeWalk(roots_at, self.tree_node_range)
+        walk = tree.TreeWalk(roots_at, self.tree_ranges)
         report = verify_rows(walk.rows(self.read_rows(1, None)), records=self.batch_records())
         report = attrs.evolve(report, roots=walk.roots)
         if not report.ok:
@@ -972,16 +972,28 @@ class EventStore(abc.ABC):
     #: rows the tree reads of this store object have fetched (proofs, roots, peaks)
     tree_rows_read: int = 0
 
-    def tree_nodes(self, wanted: Sequence[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
-        """The stored hashes of complete subtrees ``(level, index)``: level 0 is the leaf
-        hash of the event at position ``index + 1``, the levels above are the tree table's.
-        Every node asked for must lie within the log (one read, O(len(wanted)) rows)."""
+    def tree_ranges(self, ranges: Sequence[tuple[int, int, int]]) -> list[list[bytes]]:
+        """The stored tree rows, one read: for each ``(level, lo, hi)`` the hashes of the
+        nodes ``(level, lo)`` .. ``(level, hi - 1)`` the store holds, in order. Level 0 is
+        the leaf hashes of the events at positions ``lo + 1`` .. ``hi``; the other levels
+        are the multiples of ``tree.STRIDE`` (the stored ones). Counted in
+        :attr:`tree_rows_read`."""
         raise NotImplementedError(f"{type(self).__name__} keeps no Merkle tree")
 
+    def tree_nodes(self, wanted: Sequence[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+        """The hashes of complete subtrees ``(level, index)`` (level 0: the leaf hash of the
+        event at position ``index + 1``), all within the log; each is computed from at
+        most 8 stored rows under it, in one read."""
+        from . import tree
+
+        return tree.fetch(wanted, self.tree_ranges)
+
     def tree_node_range(self, level: int, start: int, stop: int) -> list[bytes]:
-        """The stored hashes of the nodes ``(level, start)`` .. ``(level, stop - 1)`` that
-        exist, in order (level 0: leaf hashes). One read; tiles and ``verify`` use it."""
-        raise NotImplementedError(f"{type(self).__name__} keeps no Merkle tree")
+        """The hashes of the complete nodes ``(level, start)`` .. ``(level, stop - 1)``
+        (fewer at the log's end), in order. One read; tiles use it."""
+        from . import tree
+
+        return tree.node_range(level, start, stop, self.tree_ranges)
 
     def tree_root(self, size: int | None = None) -> bytes:
         """The RFC 9162 root of the first ``size`` events (default: the whole log)."""

@@ -98,9 +98,9 @@ _BATCH_TRIGGERS = [
 ]
 
 
-# Version 4 keeps the log's Merkle tree (store/tree.py): one row per complete subtree above
-# the leaves, written in the append's transaction, as append-only as the events; a node
-# may only cover leaves the log holds.
+# Version 4 keeps the log's Merkle tree (store/tree.py): one row per complete subtree at
+# every 4th level above the leaves, written in the append's transaction, as append-only
+# as the events; a node may only cover leaves the log holds.
 _TREE = [
     """CREATE TABLE IF NOT EXISTS tree_nodes (
         level INTEGER NOT NULL,
@@ -113,7 +113,7 @@ _TREE = [
     """CREATE TRIGGER IF NOT EXISTS tree_no_delete BEFORE DELETE ON tree_nodes
     BEGIN SELECT RAISE(ABORT, 'cladelog: the Merkle tree is append-only (DELETE refused)'); END""",
     """CREATE TRIGGER IF NOT EXISTS tree_within_log BEFORE INSERT ON tree_nodes
-    WHEN NEW.level < 1 OR NEW.level > 62 OR NEW.idx < 0
+    WHEN NEW.level < 1 OR NEW.level > 60 OR NEW.level % 4 != 0 OR NEW.idx < 0
       OR typeof(NEW.hash) != 'blob' OR length(NEW.hash) != 32
       OR ((NEW.idx + 1) << NEW.level) > COALESCE((SELECT MAX(position) FROM events), 0)
       OR EXISTS (SELECT 1 FROM tree_nodes WHERE level = NEW.level AND idx = NEW.idx)
@@ -183,6 +183,9 @@ class SQLiteStore(EventStore):
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
         self._tree_state: tree.TreeState | None = None
+        #: False only in the benchmark that measures what the tree costs an append (the
+        #: store is then not usable for proofs)
+        self._keep_tree = True
         if not create and not self.path.exists():
             raise StoreError(f"store: {self.path} does not exist (run 'cladelog init' first)")
         if create:
@@ -343,9 +346,10 @@ class SQLiteStore(EventStore):
             head = self._head()
             recorded, rows = build_rows(batch, head, current, expected_versions, clock)
             db.executemany(_INSERT, rows)
-            nodes, state = tree.extension(head, (e.hash for e in recorded), self._tree_state,
-                                          self.tree_nodes)
-            self._insert_nodes(nodes, head.position)
+            if self._keep_tree:
+                nodes, state = tree.extension(head, (e.hash for e in recorded),
+                                              self._tree_state, self.tree_ranges)
+                self._insert_nodes(nodes, head.position)
             if idempotency_key is not None:
                 db.execute(
                     "INSERT INTO batches (key, digest, first_position, last_position) "
@@ -353,7 +357,8 @@ class SQLiteStore(EventStore):
                     (idempotency_key, digest, recorded[0].position, recorded[-1].position),
                 )
             db.execute("COMMIT")
-            self._tree_state = state
+            if self._keep_tree:
+                self._tree_state = state
             return recorded
         except BaseException:
             if db.in_transaction:
@@ -385,7 +390,7 @@ class SQLiteStore(EventStore):
                     appended += 1
                     added.append(e.hash)
                 position, prev = e.position, e.hash
-            nodes, _ = tree.extension(head, added, None, self.tree_nodes)
+            nodes, _ = tree.extension(head, added, None, self.tree_ranges)
             self._insert_nodes(nodes, head.position)
             db.execute("COMMIT")
             return ImportResult(present, appended, self._head())
@@ -419,40 +424,19 @@ class SQLiteStore(EventStore):
     def head(self) -> Head:
         return self._head()
 
-    def tree_node_range(self, level: int, start: int, stop: int) -> list[bytes]:
-        if level == 0:
-            rows = self._db.execute("SELECT hash FROM events WHERE position > ? AND "
-                                    "position <= ? ORDER BY position", (start, stop))
-            out = [tree.chain_leaf(r[0]) for r in rows]
-        else:
-            rows = self._db.execute("SELECT hash FROM tree_nodes WHERE level = ? AND idx >= ? "
-                                    "AND idx < ? ORDER BY idx", (level, start, stop))
-            out = [bytes(r[0]) for r in rows]
-        self.tree_rows_read += len(out)
-        return out
-
-    def tree_nodes(self, wanted: Sequence[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+    def tree_ranges(self, ranges: Sequence[tuple[int, int, int]]) -> list[list[bytes]]:
         db = self._db
-        out: dict[tuple[int, int], bytes] = {}
-        leaves = [idx + 1 for level, idx in wanted if level == 0]
-        inner = [(level, idx) for level, idx in wanted if level > 0]
-        for at in range(0, len(leaves), 500):
-            part = leaves[at : at + 500]
-            marks = ",".join("?" * len(part))
-            for position, h in db.execute(
-                f"SELECT position, hash FROM events WHERE position IN ({marks})", part
-            ):
-                out[(0, position - 1)] = tree.chain_leaf(h)
-        for at in range(0, len(inner), 200):  # a proof asks for ~log2(n): one query
-            nodes = inner[at : at + 200]
-            where = " OR ".join(["(level = ? AND idx = ?)"] * len(nodes))
-            args = [v for node in nodes for v in node]
-            for level, idx, h in db.execute(
-                f"SELECT level, idx, hash FROM tree_nodes WHERE {where}", args
-            ):
-                out[(level, idx)] = bytes(h)
-        self.tree_rows_read += len(out)
-        tree.missing_nodes(wanted, out)
+        out = []
+        for level, lo, hi in ranges:
+            if level == 0:
+                rows = db.execute("SELECT hash FROM events WHERE position > ? AND position <= ? "
+                                  "ORDER BY position", (lo, hi))
+                out.append([tree.chain_leaf(r[0]) for r in rows])
+            else:
+                rows = db.execute("SELECT hash FROM tree_nodes WHERE level = ? AND idx >= ? "
+                                  "AND idx < ? ORDER BY idx", (level, lo, hi))
+                out.append([bytes(r[0]) for r in rows])
+            self.tree_rows_read += len(out[-1])
         return out
 
     def hash_at(self, position: int) -> str | None:

@@ -2,21 +2,28 @@
 
 Leaf ``i`` of the tree is the event at position ``i + 1``; its leaf bytes are the
 event's 32-byte chain hash, so the tree commits to the whole chain:
-``leaf_hash = SHA-256(0x00 || chain hash)``. A store keeps the tree as its complete
-subtrees (see :mod:`cladelog.core.transparency.merkle`): the leaves are not stored
-again (they are the ``hash`` column of ``events``), every complete subtree above them
-is a row ``tree_nodes(level, idx, hash)``, written in the append's own transaction
-(amortised one row per event). A root, an inclusion proof or a consistency proof at any
-size then reads O(log n) rows and never rebuilds anything.
+``leaf_hash = SHA-256(0x00 || chain hash)``. A store keeps the tree as complete
+subtrees (see :mod:`cladelog.core.transparency.merkle`): the leaves are not stored again
+(they are the ``hash`` column of ``events``), and the complete subtrees at every
+:data:`STRIDE`-th level (4, 8, 12, ...) are rows ``tree_nodes(level, idx, hash)``,
+written in the append's own transaction: one row per 16 events (1/16 + 1/256 + ...).
+A node at a level in between is computed from at most ``2**(STRIDE-1) = 8`` stored
+nodes (or leaves) under it, read in the same query. A root, an inclusion proof or a
+consistency proof at any size therefore reads O(log n) rows (at most 8 per proof hash)
+and never rebuilds anything; an append writes few rows (measured: benchmarks/README.md).
 
-This module holds what both SQL stores share: which nodes an append creates (from the
+This module holds what both SQL stores share: which rows an append creates (from the
 peaks of the tree before it, cached between appends and re-read when another writer
-moved the head), the node reads behind a proof, and the rebuild used by ``cladelog
-init`` when it upgrades an older store.
+moved the head), how nodes are computed from the rows read, and the rebuild used by
+``cladelog init`` when it upgrades an older store. A store provides one read,
+``read_ranges([(level, lo, hi), ...])``: for each range the hashes of the nodes
+``(level, lo)`` .. ``(level, hi - 1)`` it holds (level 0: the events' leaf hashes),
+in order.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -25,7 +32,6 @@ from ..transparency.merkle import (
     EMPTY_ROOT,
     Node,
     extend_tree,
-    leaf_hash,
     peak_nodes,
     root_from_peaks,
     stored_consistency_proof,
@@ -35,7 +41,9 @@ from ..transparency.merkle import (
 from .base import Head
 
 __all__ = [
+    "STRIDE",
     "NodeRow",
+    "RangeReader",
     "TreeState",
     "TreeWalk",
     "chain_leaf",
@@ -43,19 +51,78 @@ __all__ = [
     "consistency",
     "damaged",
     "extension",
+    "fetch",
     "inclusion",
-    "missing_nodes",
+    "node_range",
     "rebuild_rows",
     "root",
+    "stored",
 ]
 
+#: the stored levels are the multiples of STRIDE above the leaves
+STRIDE = 4
+
 NodeRow = tuple[int, int, bytes]
-"""``(level, idx, hash)``: one stored complete subtree above the leaves (level >= 1)."""
+"""``(level, idx, hash)``: one stored complete subtree (level a multiple of STRIDE)."""
+RangeReader = Callable[[Sequence[tuple[int, int, int]]], list[list[bytes]]]
+"""``read_ranges``: for each ``(level, lo, hi)`` the stored hashes in order."""
+
+_sha256 = hashlib.sha256
 
 
 def chain_leaf(chain_hash: str) -> bytes:
     """The RFC 9162 leaf hash of an event: ``SHA-256(0x00 || its 32-byte chain hash)``."""
-    return leaf_hash(bytes.fromhex(chain_hash))
+    return _sha256(b"\x00" + bytes.fromhex(chain_hash)).digest()
+
+
+def stored(level: int) -> bool:
+    """Whether the nodes of ``level`` are rows of ``tree_nodes``."""
+    return level > 0 and level % STRIDE == 0
+
+
+def _base(level: int, idx: int) -> tuple[int, int, int]:
+    """The stored range a node is computed from: ``(base level, lo, hi)``."""
+    b = level - level % STRIDE
+    return b, idx << (level - b), (idx + 1) << (level - b)
+
+
+def _fold_up(hashes: list[bytes], steps: int) -> list[bytes]:
+    for _ in range(steps):
+        hashes = [_sha256(b"\x01" + hashes[k] + hashes[k + 1]).digest()
+                  for k in range(0, len(hashes) - 1, 2)]
+    return hashes
+
+
+def _missing(level: int, lo: int, hi: int) -> StoreError:
+    what = "leaves" if level == 0 else f"nodes (level {level}, index {lo}..{hi - 1})"
+    return StoreError(
+        f"store: the Merkle tree lacks some of its {what} although the log covers them; "
+        "the tree table is damaged ('cladelog verify' names the node)"
+    )
+
+
+def fetch(wanted: Sequence[Node], read_ranges: RangeReader) -> dict[Node, bytes]:
+    """The hashes of the complete subtrees ``wanted`` (all within the log), each from the
+    at most 8 stored rows under it; one call of ``read_ranges``."""
+    ranges = [_base(level, idx) for level, idx in wanted]
+    got = read_ranges(ranges)
+    out: dict[Node, bytes] = {}
+    for (level, idx), (b, lo, hi), hashes in zip(wanted, ranges, got, strict=True):
+        if len(hashes) != hi - lo:
+            raise _missing(b, lo, hi)
+        out[(level, idx)] = _fold_up(hashes, level - b)[0]
+    return out
+
+
+def node_range(level: int, start: int, stop: int, read_ranges: RangeReader) -> list[bytes]:
+    """The hashes of the complete nodes ``(level, start)`` .. ``(level, stop - 1)`` the
+    stored rows give, in order (fewer at the log's end)."""
+    b, lo, _ = _base(level, start)
+    hi = stop << (level - b)
+    hashes = read_ranges([(b, lo, hi)])[0]
+    width = 1 << (level - b)
+    hashes = hashes[: len(hashes) - len(hashes) % width]
+    return _fold_up(hashes, level - b)
 
 
 class TreeState:
@@ -76,38 +143,66 @@ def extension(
     head: Head,
     chain_hashes: Iterable[str],
     cached: TreeState | None,
-    fetch: Callable[[Sequence[Node]], dict[Node, bytes]],
+    read_ranges: RangeReader,
 ) -> tuple[list[NodeRow], TreeState]:
-    """The node rows an append of events with ``chain_hashes`` after ``head`` creates, and
-    the tree state after it. The peaks of the tree at ``head`` come from ``cached`` when it
-    is for this very head, else from ``fetch`` (the store's node read, inside the append's
-    transaction)."""
+    """The rows an append of events with ``chain_hashes`` after ``head`` creates, and the
+    tree state after it. The peaks of the tree at ``head`` come from ``cached`` when it
+    is for this very head, else from the store (inside the append's transaction)."""
     size = head.position
     if cached is not None and cached.head == head:
         peaks = cached.peaks
     else:
         wanted = peak_nodes(size)
-        got = fetch(wanted)
+        got = fetch(wanted, read_ranges)
         peaks = [got[n] for n in wanted]
     hashes = list(chain_hashes)
-    nodes, new_peaks = extend_tree(size, peaks, (chain_leaf(h) for h in hashes))
-    rows = [(level, idx, h) for level, idx, h in nodes if level > 0]
+    rows, new_peaks = _grow(size, peaks, hashes)
     new_head = Head(size + len(hashes), hashes[-1]) if hashes else head
     return rows, TreeState(new_head, new_peaks)
 
 
+def _grow(size: int, peaks: list[bytes], chain_hashes: list[str]
+          ) -> tuple[list[NodeRow], list[bytes]]:
+    """:func:`~cladelog.core.transparency.merkle.extend_tree` over the events' leaf
+    hashes, keeping the stored levels only: the same arithmetic (the property tests hold
+    the two to the same nodes), written out because it runs in every append."""
+    if len(peaks) != bin(size).count("1"):
+        raise StoreError(f"store: a tree of size {size} has {bin(size).count('1')} peaks, "
+                         f"got {len(peaks)}")
+    stack = list(peaks)
+    pop, push = stack.pop, stack.append
+    rows: list[NodeRow] = []
+    keep = rows.append
+    sha256, fromhex = _sha256, bytes.fromhex
+    mask = STRIDE - 1
+    n = size
+    for h in chain_hashes:
+        acc = sha256(b"\x00" + fromhex(h)).digest()
+        if n & 1:
+            level, idx = 0, n
+            while idx & 1:
+                acc = sha256(b"\x01" + pop() + acc).digest()
+                level += 1
+                idx >>= 1
+                if not level & mask:
+                    keep((level, idx, acc))
+        push(acc)
+        n += 1
+    return rows, stack
+
+
 def rebuild_rows(chain_hashes: Iterable[str]) -> Iterator[list[NodeRow]]:
-    """Every node row of the tree over the given chain hashes (positions 1, 2, ...), in
-    chunks: what an upgrade to schema 4 inserts for the events a store already holds."""
-    size, peaks = 0, list[bytes]()
+    """Every row of the tree over the given chain hashes (positions 1, 2, ...), in chunks:
+    what an upgrade to schema 4 inserts for the events a store already holds."""
+    state: TreeState | None = TreeState(Head(0, ""), [])
     chunk: list[str] = []
 
     def flush() -> list[NodeRow]:
-        nonlocal size, peaks
-        nodes, peaks = extend_tree(size, peaks, (chain_leaf(h) for h in chunk))
-        size += len(chunk)
+        nonlocal state
+        assert state is not None
+        rows, state = extension(state.head, chunk, state, _no_read)
         chunk.clear()
-        return [(level, idx, h) for level, idx, h in nodes if level > 0]
+        return rows
 
     for h in chain_hashes:
         chunk.append(h)
@@ -117,17 +212,20 @@ def rebuild_rows(chain_hashes: Iterable[str]) -> Iterator[list[NodeRow]]:
         yield flush()
 
 
+def _no_read(ranges: Sequence[tuple[int, int, int]]) -> list[list[bytes]]:
+    raise AssertionError("the peaks are known")  # pragma: no cover
+
+
 class TreeWalk:
     """The tree recomputed from the rows of a chain walk as they pass (``verify``), each
-    new node compared with the stored one (read by level ranges, a few rows a leaf)."""
+    new stored node compared with the table's (read by level ranges)."""
 
-    def __init__(self, sizes: Iterable[int] = (),
-                 stored: Callable[[int, int, int], list[bytes]] | None = None,
+    def __init__(self, sizes: Iterable[int] = (), read_ranges: RangeReader | None = None,
                  start: tuple[int, list[bytes]] = (0, [])) -> None:
         self.size = start[0]
         self.peaks: list[bytes] = list(start[1])
         self._wanted = set(sizes)
-        self._stored = stored
+        self._read = read_ranges
         self.roots: dict[int, bytes] = {0: EMPTY_ROOT} if 0 in self._wanted else {}
         #: ``(position, reason)``: the first stored node that is not the recomputed one
         self.failure: tuple[int, str] | None = None
@@ -146,34 +244,38 @@ class TreeWalk:
     def _extend(self, pending: list[bytes]) -> None:
         if not pending:
             return
-        nodes, self.peaks = extend_tree(self.size, self.peaks, pending)
+        nodes, self.peaks = extend_tree(self.size, self.peaks, pending, every=STRIDE)
         self.size += len(pending)
         pending.clear()
         if self.size in self._wanted:
             self.roots[self.size] = self.root()
-        if self._stored is not None and self.failure is None:
-            self._compare(nodes)
+        if self._read is not None and self.failure is None:
+            self._compare([node for node in nodes if node[0]])
 
-    def _compare(self, nodes: list[tuple[int, int, bytes]]) -> None:
+    def _compare(self, nodes: list[NodeRow]) -> None:
         by_level: dict[int, list[tuple[int, bytes]]] = {}
         for level, idx, h in nodes:
-            if level > 0:
-                by_level.setdefault(level, []).append((idx, h))
-        assert self._stored is not None
-        for level, made in sorted(by_level.items()):
-            first = made[0][0]
-            try:
-                stored = self._stored(level, first, made[-1][0] + 1)
-            except StoreError as exc:
-                self.failure = ((first + 1) << level, str(exc).removeprefix("store: "))
+            by_level.setdefault(level, []).append((idx, h))
+        levels = sorted(by_level)
+        if not levels:
+            return
+        assert self._read is not None
+        got = self._read([(lv, by_level[lv][0][0], by_level[lv][-1][0] + 1) for lv in levels])
+        for level, have in zip(levels, got, strict=True):
+            made = by_level[level]
+            if len(have) != len(made):
+                a, b = made[0][0], made[-1][0]
+                self.failure = ((a + 1) << level, (
+                    f"the Merkle tree nodes (level {level}, index {a}..{b}) over events "
+                    f"{(a << level) + 1}..{(b + 1) << level}: the table holds {len(have)} of "
+                    f"the {len(made)}, so it does not match the log"))
                 return
-            for (idx, h), have in zip(made, stored + [b""] * (len(made) - len(stored))):
-                if h != have:
-                    what = "is missing" if not have else f"is {have.hex()}"
+            for (idx, h), old in zip(made, have, strict=True):
+                if h != old:
                     self.failure = ((idx + 1) << level, (
                         f"the Merkle tree node (level {level}, index {idx}) over events "
-                        f"{(idx << level) + 1}..{(idx + 1) << level} {what}, but their chain "
-                        f"hashes give {h.hex()}: the tree table does not match the log"))
+                        f"{(idx << level) + 1}..{(idx + 1) << level} is {old.hex()}, but their "
+                        f"chain hashes give {h.hex()}: the tree table does not match the log"))
                     return
 
     def root(self) -> bytes:
@@ -192,19 +294,8 @@ def check_size(name: str, value: object, head: int, *, minimum: int = 0) -> int:
     return value
 
 
-def missing_nodes(wanted: Sequence[Node], got: dict[Node, bytes]) -> None:
-    """Raise when the store lacks a node it should hold (a damaged or foreign table)."""
-    lost = [n for n in wanted if n not in got]
-    if lost:
-        level, idx = lost[0]
-        raise StoreError(
-            f"store: the Merkle tree has no node (level {level}, index {idx}) although the "
-            "log covers it; the tree table is damaged ('cladelog verify' checks it)"
-        )
-
-
 def damaged(size: int, exc: BaseException) -> StoreError:
-    """The error of an append whose tree nodes the table already holds: nodes over leaves
+    """The error of an append whose tree rows the table already holds: rows over leaves
     beyond the log's end, so events were removed under the tree (or the table is foreign)."""
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return StoreError(
@@ -214,18 +305,18 @@ def damaged(size: int, exc: BaseException) -> StoreError:
     )
 
 
-def root(size: int, fetch: Callable[[Sequence[Node]], dict[Node, bytes]]) -> bytes:
+def root(size: int, nodes: Callable[[Sequence[Node]], dict[Node, bytes]]) -> bytes:
     """The root at ``size`` (the empty tree's root for 0)."""
-    return EMPTY_ROOT if size == 0 else stored_root(size, fetch)
+    return EMPTY_ROOT if size == 0 else stored_root(size, nodes)
 
 
 def inclusion(index: int, size: int,
-              fetch: Callable[[Sequence[Node]], dict[Node, bytes]]) -> list[bytes]:
+              nodes: Callable[[Sequence[Node]], dict[Node, bytes]]) -> list[bytes]:
     """The audit path of leaf ``index`` (position ``index + 1``) in the tree at ``size``."""
-    return stored_inclusion_proof(index, size, fetch)
+    return stored_inclusion_proof(index, size, nodes)
 
 
 def consistency(old: int, new: int,
-                fetch: Callable[[Sequence[Node]], dict[Node, bytes]]) -> list[bytes]:
+                nodes: Callable[[Sequence[Node]], dict[Node, bytes]]) -> list[bytes]:
     """The consistency proof from the tree at ``old`` to the tree at ``new``."""
-    return stored_consistency_proof(old, new, fetch)
+    return stored_consistency_proof(old, new, nodes)

@@ -285,11 +285,12 @@ def peak_nodes(size: int) -> list[Node]:
 
 
 def extend_tree(
-    size: int, peaks: Sequence[bytes], leaf_hashes: Iterable[bytes]
+    size: int, peaks: Sequence[bytes], leaf_hashes: Iterable[bytes], *, every: int = 1
 ) -> tuple[list[tuple[int, int, bytes]], list[bytes]]:
     """Append already-hashed leaves to a tree of ``size`` leaves whose peak hashes are
-    ``peaks`` (in :func:`peak_nodes` order). Return every complete subtree the appends
-    create, as ``(level, index, hash)`` (leaves included, level 0), and the new peaks.
+    ``peaks`` (in :func:`peak_nodes` order). Return the complete subtrees the appends
+    create at the levels that are multiples of ``every``, as ``(level, index, hash)``
+    (leaves included: level 0), and the new peaks.
 
     Each leaf creates itself and one node per trailing 1 bit of its index: amortised two
     nodes per leaf, at most ``log2(n) + 1``.
@@ -299,18 +300,23 @@ def extend_tree(
                          f"got {len(peaks)}")
     stack = [bytes(p) for p in peaks]
     nodes: list[tuple[int, int, bytes]] = []
+    keep = nodes.append
     n = size
     sha256 = hashlib.sha256
+    prefix = _NODE_PREFIX
+    pop, push = stack.pop, stack.append
     for h in leaf_hashes:
-        acc = _check_hash("leaf_hash", h)
-        nodes.append((0, n, acc))
-        level, index = 0, n
-        while index & 1:  # a right child: its left sibling is the smallest peak
-            acc = sha256(_NODE_PREFIX + stack.pop() + acc).digest()
-            level += 1
-            index >>= 1
-            nodes.append((level, index, acc))
-        stack.append(acc)
+        acc = h if type(h) is bytes and len(h) == HASH_SIZE else _check_hash("leaf_hash", h)
+        keep((0, n, acc))
+        if n & 1:
+            level, index = 0, n
+            while index & 1:  # a right child: its left sibling is the smallest peak
+                acc = sha256(prefix + pop() + acc).digest()
+                level += 1
+                index >>= 1
+                if level % every == 0:
+                    keep((level, index, acc))
+        push(acc)
         n += 1
     return nodes, stack
 
