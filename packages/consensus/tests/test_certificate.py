@@ -182,3 +182,46 @@ def test_a_signed_checkpoint_covers_the_votes(world: World) -> None:
     other["log"]["checkpoint"] = newer["note"]
     with pytest.raises(CertificateError, match="another size or root"):
         verify_certificate(other, trusted, None, [log_key])
+
+
+def test_validators_as_witnesses_cosign_the_checkpoint(world: World) -> None:
+    from cladelog.core import transparency as t
+    from cladelog.core.tlog import record_cosignature
+
+    config = world.env.config_path
+    config.write_text(config.read_text() + 'log_name = "example.org/consensus-test"\n')
+    propose(world, "cand-1", GOOD)
+    inputs = str(world.tmp / "cand-1-inputs.json")
+    for name in ("v1", "v2", "v3"):
+        world.ok("vote", "cand-1", "--key", world.key(name), "--inputs", inputs, "--submit",
+                 "--out", str(world.tmp / f"vote-{name}.json"))
+    prefix = str(world.tmp / "logkey")
+    assert world.env.cli("keygen", "example.org/consensus-test", "--out", prefix).exit_code == 0
+    assert world.env.cli("checkpoint", "--key", prefix + ".key").exit_code == 0
+    note = [e.data for e in world.env.events() if e.type == "core.checkpoint_signed"][-1]["note"]
+    text = note.partition("\n\n")[0] + "\n"
+    witness_pubs = []
+    for n, name in enumerate(("v1", "v2")):   # two validators act as witnesses
+        skey, vkey = t.generate_cosigner_key(f"witness-{name}", bytes([n + 1]) * 32)
+        cosigned = t.sign_note(text, t.parse_cosigner_key(skey).at(1_800_000_000 + n))
+        record_cosignature(world.env.deployment, cosigned, vkey, 1_800_000_000 + n)
+        pub = world.tmp / f"witness-{name}.pub"
+        pub.write_text(vkey + "\n")
+        witness_pubs.append(str(pub))
+    world.ok("certificate", "cand-1", "--out", str(world.tmp / "c.json"))
+    keys = "".join((world.tmp / f"{n}.pub").read_text() for n in ("v1", "v2", "v3", "v4"))
+    (world.tmp / "trusted.txt").write_text(keys)
+    base = ("consensus", "verify-certificate", str(world.tmp / "c.json"), "--trusted-keys",
+            str(world.tmp / "trusted.txt"), "--log-key", prefix + ".pub")
+    witnesses = [a for p in witness_pubs for a in ("--witness-key", p)]
+    ok = world.env.cli(*base, *witnesses)
+    assert ok.exit_code == 0, ok.output
+    # a witness that did not cosign: a quorum of 3 of 3 fails (exit 1), 2 of 3 passes
+    skey, vkey = t.generate_cosigner_key("witness-v4", bytes([9]) * 32)
+    other = world.tmp / "witness-v4.pub"
+    other.write_text(vkey + "\n")
+    three = [*witnesses, "--witness-key", str(other)]
+    failed = world.env.cli(*base, *three)
+    assert failed.exit_code == 1 and "valid witness cosignature" in failed.output
+    assert world.env.cli(*base, *three, "--witness-quorum", "2").exit_code == 0
+    assert world.env.cli(*base, *three, "--witness-quorum", "4").exit_code == 2

@@ -31,7 +31,10 @@ store; a third party can lift this module out with core's public functions):
    caller trusts, when given: ``--root``);
 6. with the log's public key (``--log-key``): ``log.checkpoint`` is a C2SP checkpoint
    signed by it for exactly that size and root (``cladelog checkpoint --key`` records
-   them; the certificate uses the latest one that covers every vote).
+   them; the certificate uses the latest one that covers every vote);
+7. with witness keys (``--witness-key``, e.g. the validators acting as witnesses) and a
+   quorum: at least that many of them cosigned the checkpoint (``cosignature/v1``; the
+   certificate merges the cosignatures the log recorded, ``core.cosignature_received``).
 
 Bad input (not a certificate) raises :class:`ConsensusInputError` (exit 2); a
 certificate that does not verify raises :class:`CertificateError` (exit 1).
@@ -40,8 +43,7 @@ What the log proof does not give: the frozen set and the frozen policy parameter
 the certificate producer's claim (they follow from the whole log before the proposal,
 which a certificate does not carry), so a certificate that leaves a frozen validator
 out (lowering the total power) or states a longer voting window is caught only by a
-verifier who knows them. Witness cosignatures (validators as
-witnesses) are not embedded yet.
+verifier who knows them.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ from typing import Any
 
 from cladelog.consensus.errors import CertificateError, ConsensusInputError
 
-__all__ = ["FORMAT", "build_certificate", "parse_trusted_keys", "verify_certificate"]
+__all__ = ["FORMAT", "build_certificate", "merge_cosignatures", "parse_trusted_keys",
+           "verify_certificate"]
 
 FORMAT = "cladelog-consensus-certificate/v1"
 _KEYS = frozenset({"format", "candidate", "parent", "eval_digest", "opened", "policy",
@@ -99,13 +102,32 @@ def build_certificate(proposal: Mapping[str, Any], proposal_envelope: Mapping[st
     }
 
 
+def merge_cosignatures(note: str, cosigned: Iterable[str]) -> str:
+    """The log's signed checkpoint ``note`` with the signature lines of every cosigned copy
+    of it added (witness cosignatures, ``core.cosignature_received``); copies of another
+    text are skipped."""
+    text, _, lines = note.partition("\n\n")
+    merged = [line for line in lines.splitlines() if line]
+    for other in cosigned:
+        other_text, _, other_lines = other.partition("\n\n")
+        if other_text != text:
+            continue
+        merged += [line for line in other_lines.splitlines() if line and line not in merged]
+    return text + "\n\n" + "".join(line + "\n" for line in merged)
+
+
 def _check_checkpoint(log: dict[str, Any], size: int, log_root: str,
-                      log_keys: Sequence[str]) -> str | None:
+                      log_keys: Sequence[str], witness_keys: Sequence[str] = (),
+                      quorum: int = 0) -> str | None:
     """The signed checkpoint, when the caller gave the log's keys: signed by one of them,
-    for exactly ``size`` and ``log_root``. Returns its origin (None without keys)."""
+    for exactly ``size`` and ``log_root``, and cosigned by at least ``quorum`` of
+    ``witness_keys`` when given. Returns its origin (None without keys)."""
     from cladelog.core import transparency as t
 
     note = log.get("checkpoint")
+    if witness_keys and not log_keys:
+        raise ConsensusInputError("--witness-key: needs --log-key (witnesses cosign the "
+                                  "log's signed checkpoint)")
     if not log_keys:
         return None
     if not isinstance(note, str):
@@ -123,11 +145,22 @@ def _check_checkpoint(log: dict[str, Any], size: int, log_root: str,
     if checkpoint.size != size or checkpoint.root_hash.hex() != log_root:
         raise CertificateError("certificate.log.checkpoint: signs another size or root "
                                "than the proofs use")
+    if witness_keys:
+        try:
+            t.verify_cosignatures(note, verifiers, list(witness_keys), quorum,
+                                  where="certificate.log.checkpoint")
+        except t.CheckpointRefused as exc:
+            raise CertificateError(str(exc)) from None
+        except t.NoteError as exc:
+            if "quorum" in str(exc) or "witness" in str(exc).split(":")[0]:
+                raise ConsensusInputError(f"--witness-key: {exc}") from None
+            raise CertificateError(str(exc)) from None
     return checkpoint.origin
 
 
-def _check_log(cert: dict[str, Any], root: str | None,
-               log_keys: Sequence[str] = ()) -> tuple[int, str, str | None]:
+def _check_log(cert: dict[str, Any], root: str | None, log_keys: Sequence[str] = (),
+               witness_keys: Sequence[str] = (),
+               quorum: int = 0) -> tuple[int, str, str | None]:
     """Every vote is a logged ``consensus.voted`` event included under ``log.root``."""
     from cladelog.core import chain_hash, encode_body
     from cladelog.core import transparency as t
@@ -141,7 +174,7 @@ def _check_log(cert: dict[str, Any], root: str | None,
     if root is not None and root != log_root:
         raise CertificateError(f"certificate.log.root: {log_root[:16]}... is not the "
                                f"trusted root {root[:16]}...")
-    origin = _check_checkpoint(log, size, log_root, log_keys)
+    origin = _check_checkpoint(log, size, log_root, log_keys, witness_keys, quorum)
     if len(log["entries"]) != len(cert["votes"]):
         raise CertificateError("certificate.log.entries: one entry per vote is needed")
     fields = ("position", "stream", "stream_version", "type", "schema_version", "data",
@@ -209,10 +242,13 @@ def _shape(doc: Any) -> dict[str, Any]:
 
 
 def verify_certificate(doc: Any, trusted: Mapping[str, str], root: str | None = None,
-                       log_keys: Sequence[str] = ()) -> dict[str, Any]:
+                       log_keys: Sequence[str] = (), witness_keys: Sequence[str] = (),
+                       quorum: int = 0) -> dict[str, Any]:
     """Check a certificate (see the module docstring); ``root`` (hex), when given, is the
     log root the caller trusts; ``log_keys`` (verifier key strings), when given, must
-    have signed the embedded checkpoint of that size and root. Return ``{candidate,
+    have signed the embedded checkpoint of that size and root, and at least ``quorum``
+    of ``witness_keys`` (witness verifier keys, e.g. the validators') must have cosigned
+    it. Return ``{candidate,
     parent, accept_power, total_power, voters, log_size, log_root, checkpoint_origin}``."""
     from cladelog.consensus.policy import MAX_INT, WEIGHTINGS, parse_fraction
     from cladelog.consensus.power import frozen_powers, quorum_reached
@@ -274,7 +310,7 @@ def verify_certificate(doc: Any, trusted: Mapping[str, str], root: str | None = 
     if not quorum_reached(accept, total):
         raise CertificateError(f"certificate: accepting power {accept} of {total} is not "
                                "more than two thirds")
-    size, log_root, origin = _check_log(cert, root, log_keys)
+    size, log_root, origin = _check_log(cert, root, log_keys, witness_keys, quorum)
     return {"candidate": cert["candidate"], "parent": cert["parent"],
             "accept_power": accept, "total_power": total, "voters": voters,
             "log_size": size, "log_root": log_root, "checkpoint_origin": origin}

@@ -413,7 +413,7 @@ def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
     import base64
     import hashlib
 
-    from cladelog.consensus.certificate import build_certificate
+    from cladelog.consensus.certificate import build_certificate, merge_cosignatures
     from cladelog.consensus.commands import current_ledger
 
     ledger = current_ledger(dep)
@@ -442,8 +442,13 @@ def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
     checkpoint = None  # the latest signed checkpoint of the log that covers every vote
     for event in dep.store.read(types=("core.checkpoint_signed",)):
         if isinstance(event.data, dict) and type(event.data.get("size")) is int \
-                and event.data["size"] >= last:
+                and event.data["size"] >= last and isinstance(event.data.get("note"), str):
             checkpoint = event.data
+    if checkpoint is not None:  # add the witnesses' cosignatures of that checkpoint
+        cosigned = [e.data["note"] for e in dep.store.read(types=("core.cosignature_received",))
+                    if isinstance(e.data, dict) and e.data.get("size") == checkpoint["size"]
+                    and isinstance(e.data.get("note"), str)]
+        checkpoint = {**checkpoint, "note": merge_cosignatures(checkpoint["note"], cosigned)}
     doc = build_certificate(record, proposal_env or {}, votes, dep.store, checkpoint)
     path = out or f"{candidate}.cert.json"
     _write_json(path, doc)
@@ -462,9 +467,14 @@ def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
 @click.option("--log-key", "log_keys", multiple=True, metavar="FILE",
               help="The log's public key (cladelog keygen); the certificate's checkpoint "
               "must be signed by it.")
+@click.option("--witness-key", "witness_keys", multiple=True, metavar="FILE",
+              help="A witness's public key (cladelog keygen --witness), e.g. a validator's.")
+@click.option("--witness-quorum", type=int, default=None,
+              help="How many of the witness keys must have cosigned (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def verify_certificate(file: str, trusted_keys: str, root: str | None,
-                       log_keys: tuple[str, ...], as_json: bool) -> None:
+                       log_keys: tuple[str, ...], witness_keys: tuple[str, ...],
+                       witness_quorum: int | None, as_json: bool) -> None:
     """Check a finality certificate offline (no log needed). Exit 1 if it does not verify."""
     from pathlib import Path
 
@@ -483,8 +493,18 @@ def verify_certificate(file: str, trusted_keys: str, root: str | None,
             keys.append(Path(key_file).read_text(encoding="utf-8").strip())
         except (OSError, UnicodeDecodeError) as exc:
             fail(f"--log-key: cannot read {key_file} ({exc})")
+    witnesses = []
+    for key_file in witness_keys:
+        try:
+            witnesses.append(Path(key_file).read_text(encoding="utf-8").strip())
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"--witness-key: cannot read {key_file} ({exc})")
+    quorum = len(witnesses) if witness_quorum is None else witness_quorum
+    if witnesses and not 1 <= quorum <= len(witnesses):
+        fail(f"--witness-quorum: must be in 1..{len(witnesses)}, got {quorum}")
     try:
-        summary = verify(read_json_file(file), parse_trusted_keys(text), root, keys)
+        summary = verify(read_json_file(file), parse_trusted_keys(text), root, keys,
+                         witnesses, quorum)
     except CertificateError as exc:
         fail(f"{file}: does not verify: {exc}", 1)
     if as_json:
