@@ -79,6 +79,7 @@ def test_double_vote_evidence_and_copy_refused(world: World) -> None:
     assert "validator_slashed v2" in out
     line = world.refused("evidence", pair)
     assert "already recorded" in line
+    assert "already recorded" in world.refused("submit", pair)  # submit takes pairs too
     rows = {r["validator"]: r for r in json.loads(world.ok("status", "--json"))["validators"]}
     assert rows["v2"]["state"] == "slashed" and rows["v2"]["stake"] == 5
 

@@ -224,12 +224,18 @@ def vote(dep: Deployment, proposal: str, key: str, inputs_path: str, out: str | 
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @pass_deployment
 def submit(dep: Deployment, files: tuple[str, ...]) -> None:
-    """Append signed statements (votes, proposals, bonds...) made elsewhere, in order;
-    all of them or none."""
+    """Append signed statements (votes, proposals, bonds...) and evidence pairs
+    ({"first", "second"}) made elsewhere, in order; all of them or none."""
     from cladelog.consensus.commands import append_inputs, input_for_envelope
     from cladelog.core.cli import read_json_file
 
-    inputs = [input_for_envelope(read_json_file(f), f) for f in files]
+    inputs = []
+    for f in files:
+        doc = read_json_file(f)
+        if isinstance(doc, dict) and set(doc) == {"first", "second"}:
+            inputs.append(("consensus.evidence_submitted", doc))
+        else:
+            inputs.append(input_for_envelope(doc, f))
     consequences = append_inputs(dep, inputs)
     click.echo(f"appended {len(inputs)} statement(s)")
     _echo_consequences(consequences)
