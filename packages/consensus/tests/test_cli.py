@@ -170,3 +170,15 @@ def test_the_setting_lets_finalized_candidates_through(tmp_path: Path) -> None:
         assert "allow  consensus" in gate.output and "finalized in epoch 0" in gate.output
     finally:
         env.close()
+
+
+def test_status_names_unbonding_and_jail(world: World) -> None:
+    out = world.ok("unbond", "--key", world.key("v4"))
+    assert out.startswith("appended")
+    status = world.ok("status")
+    (row,) = [line for line in status.splitlines() if line.startswith("v4 ")]
+    # U = 6 epochs from epoch 0: the end of epoch 5 at the earliest (rule 2)
+    assert "unbonding" in row and "at the end of epoch 5" in row
+    rows = {r["validator"]: r for r in json.loads(world.ok("status", "--json"))["validators"]}
+    assert rows["v4"]["unbond_earliest"] == 5 and rows["v4"]["power"] == 0
+    assert rows["v1"]["power"] == 10

@@ -325,9 +325,14 @@ def status(dep: Deployment, as_json: bool) -> None:
     click.echo(f"{'validator':<20} {'state':<10} {'stake':>12} {'power':>10} {'votes':>6} "
                f"{'misses':>6} {'slashed':>10}")
     for row in rows:
+        note = ""
+        if row["jailed_until"] is not None:
+            note = f"  jailed until the end of epoch {row['jailed_until']}"
+        elif row["unbond_earliest"] is not None:
+            note = f"  unbonding, at the earliest at the end of epoch {row['unbond_earliest']}"
         click.echo(f"{row['validator']:<20} {row['state']:<10} {row['stake']:>12} "
                    f"{row['power']:>10} {row['votes']:>6} {row['misses']:>6} "
-                   f"{row['slashed']:>10}")
+                   f"{row['slashed']:>10}{note}")
 
 
 @consensus.command("show")

@@ -130,7 +130,9 @@ def run_audit(deployment: Any, document: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def tally_rows(ledger: Ledger) -> Iterable[dict[str, Any]]:
-    """One row per validator for ``status``: state, stake, power, votes, misses, slashes."""
+    """One row per validator for ``status``: state, stake, power (in a set frozen now),
+    votes, misses, rewards, slashes, jail end, unbonding (requested, earliest end of epoch;
+    later while a proposal it is frozen into is still open to challenge or evidence)."""
     from cladelog.consensus.power import frozen_powers
 
     state = ledger.state
@@ -146,8 +148,13 @@ def tally_rows(ledger: Ledger) -> Iterable[dict[str, Any]]:
             shown = "jailed"
         else:
             shown = record["status"]
+        requested = record["unbond_requested"]
         yield {"validator": vid, "state": shown, "stake": record["stake"],
                "power": powers.get(vid, 0), "votes": record["votes"],
                "misses": record["misses"], "rewards": record["rewards"],
                "slashed": sum(s["amount"] for s in record["slashes"]),
-               "slashes": record["slashes"]}
+               "slashes": record["slashes"], "jailed_until": record["jailed_until"],
+               "unbond_requested": requested,
+               "unbond_earliest": (None if requested is None or record["status"] != "unbonding"
+                                   else requested + record["unbonding_period"] - 1),
+               "withdrawn": record["withdrawn"]}
