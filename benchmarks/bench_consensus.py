@@ -165,8 +165,10 @@ def run(args: Any) -> int:
                 first_votes.append(event)
                 if len(first_votes) == VALIDATORS:
                     break
-            proposal_env = inputs[VALIDATORS + 1][1]["envelope"]
-            cert = build_certificate(record, proposal_env, first_votes, dep.store)
+            proposal_event = next(dep.store.read(types=("consensus.proposed",)))
+            policy_event = next(dep.store.read(types=("consensus.policy_set",)))
+            cert = build_certificate(record, proposal_event, policy_event, first_votes,
+                                     dep.store)
             trusted = {vid: s.public_key for vid, s in signers.items()}
             with Timer() as t:
                 for _ in range(10):

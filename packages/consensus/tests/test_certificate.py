@@ -73,6 +73,12 @@ def tampered(doc: dict[str, Any], how: str) -> dict[str, Any]:
         bad["log"]["entries"][0]["event"]["data"] = {"envelope": bad["votes"][1]}
     elif how == "root":
         bad["log"]["root"] = "00" * 32
+    elif how == "longer_window":
+        bad["policy"]["voting_window"] = 9
+    elif how == "proposal_event":
+        bad["log"]["proposal"] = bad["log"]["entries"][0]
+    elif how == "policy_event":
+        bad["log"]["policy"] = bad["log"]["proposal"]
     elif how == "swap_entries":
         entries = bad["log"]["entries"]
         entries[0], entries[1] = entries[1], entries[0]
@@ -81,7 +87,8 @@ def tampered(doc: dict[str, Any], how: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("how", ["drop_vote", "duplicate_vote", "inflate_power",
                                  "stake_mismatch", "other_candidate", "flip_signature", "window",
-                                 "proof", "event_data", "root", "swap_entries"])
+                                 "proof", "event_data", "root", "swap_entries",
+                                 "longer_window", "proposal_event", "policy_event"])
 def test_tampering_is_caught(cert: Any, how: str) -> None:
     _, doc, keys = cert
     with pytest.raises(CertificateError):

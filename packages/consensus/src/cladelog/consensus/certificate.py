@@ -10,7 +10,8 @@ A certificate (``cladelog consensus certificate CANDIDATE``) is one JSON object:
      "votes": [ENVELOPE, ...],                         # signed accepts reaching quorum
      "log": {"size": N, "root": HEX,                  # RFC 9162 root of the log
              "checkpoint": NOTE | null,               # the log's signed checkpoint
-             "entries": [{"event": {...}, "proof": [HEX, ...]}]}}
+             "entries": [{"event": {...}, "proof": [HEX, ...]}],   # one per vote
+             "proposal": {"event", "proof"}, "policy": {"event", "proof"}}}
 
 Each ``log.entries[i].event`` is the recorded event that carries ``votes[i]``
 (position, stream, stream_version, type, schema_version, data, meta, recorded_at,
@@ -28,7 +29,9 @@ store; a third party can lift this module out with core's public functions):
 4. ``3 x accepting power > 2 x total power``;
 5. every vote is the data of a ``consensus.voted`` event whose chain hash recomputes
    from its body and whose inclusion proof leads to ``log.root`` (and to the root the
-   caller trusts, when given: ``--root``);
+   caller trusts, when given: ``--root``); so is the proposal (``consensus.proposed``),
+   and the policy parameters stated are those of a ``consensus.policy_set`` event of
+   that version logged before the proposal;
 6. with the log's public key (``--log-key``): ``log.checkpoint`` is a C2SP checkpoint
    signed by it for exactly that size and root (``cladelog checkpoint --key`` records
    them; the certificate uses the latest one that covers every vote);
@@ -39,11 +42,11 @@ store; a third party can lift this module out with core's public functions):
 Bad input (not a certificate) raises :class:`ConsensusInputError` (exit 2); a
 certificate that does not verify raises :class:`CertificateError` (exit 1).
 
-What the log proof does not give: the frozen set and the frozen policy parameters are
-the certificate producer's claim (they follow from the whole log before the proposal,
-which a certificate does not carry), so a certificate that leaves a frozen validator
-out (lowering the total power) or states a longer voting window is caught only by a
-verifier who knows them.
+What the log proofs do not give: the frozen set is the certificate producer's claim
+(it follows from the whole log before the proposal, which a certificate does not
+carry), so a certificate that leaves a frozen validator out (lowering the total power)
+is caught only by a verifier who knows the set; likewise that no later policy version
+was set between the logged one and the proposal.
 """
 
 from __future__ import annotations
@@ -61,12 +64,14 @@ _KEYS = frozenset({"format", "candidate", "parent", "eval_digest", "opened", "po
                    "validators", "proposal", "votes", "log"})
 
 
-def build_certificate(proposal: Mapping[str, Any], proposal_envelope: Mapping[str, Any],
+def build_certificate(proposal: Mapping[str, Any], proposal_event: Any, policy_event: Any,
                       vote_events: Iterable[Any], log: Any,
                       checkpoint: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A certificate from a finalized proposal record (ledger state), the proposer's
-    envelope, the recorded ``consensus.voted`` events of its counted accepts, and the
-    store (``log``: ``head()``, ``tree_root(size)``, ``inclusion_proof(position, size)``).
+    """A certificate from a finalized proposal record (ledger state), the recorded
+    ``consensus.proposed`` event of the proposal, the ``consensus.policy_set`` event of
+    the policy version it froze, the recorded ``consensus.voted`` events of its counted
+    accepts, and the store (``log``: ``head()``, ``tree_root(size)``,
+    ``inclusion_proof(position, size)``).
 
     ``checkpoint``: the data of a ``core.checkpoint_signed`` event (``size``, ``note``)
     covering every vote; the proofs are then made at its size and its signed note is
@@ -74,18 +79,24 @@ def build_certificate(proposal: Mapping[str, Any], proposal_envelope: Mapping[st
     if proposal["outcome"] not in ("finalized", "settled"):
         raise ConsensusInputError(f"candidate: {proposal['candidate']!r} is "
                                   f"{proposal['outcome']}, not finalized")
+    if proposal_event is None or policy_event is None:
+        raise ConsensusInputError("log: the proposal's consensus.proposed event or its "
+                                  "policy's consensus.policy_set event is not in the log")
     events = sorted(vote_events, key=lambda e: e.position)
     size = log.head().position if checkpoint is None else int(checkpoint["size"])
-    if events and events[-1].position > size:
-        raise ConsensusInputError(f"checkpoint: size {size} does not cover the last vote "
-                                  f"(position {events[-1].position}); sign a newer one")
-    entries = [{"event": {"position": e.position, "stream": e.stream,
+
+    def entry(e: Any) -> dict[str, Any]:
+        return {"event": {"position": e.position, "stream": e.stream,
                           "stream_version": e.stream_version, "type": e.type,
                           "schema_version": e.schema_version, "data": e.data,
                           "meta": dict(e.meta), "recorded_at": e.recorded_at,
                           "prev_hash": e.prev_hash, "hash": e.hash},
                 "proof": [h.hex() for h in log.inclusion_proof(e.position, size)]}
-               for e in events]
+
+    if events and events[-1].position > size:
+        raise ConsensusInputError(f"checkpoint: size {size} does not cover the last vote "
+                                  f"(position {events[-1].position}); sign a newer one")
+    entries = [entry(e) for e in events]
     return {
         "format": FORMAT,
         "candidate": proposal["candidate"], "parent": proposal["parent"],
@@ -95,9 +106,10 @@ def build_certificate(proposal: Mapping[str, Any], proposal_envelope: Mapping[st
                    "challenge_window": proposal["challenge_window"]},
         "validators": {v: {"stake": proposal["frozen_stakes"][v], "power": p}
                        for v, p in sorted(proposal["frozen"].items())},
-        "proposal": dict(proposal_envelope),
+        "proposal": dict(proposal_event.data["envelope"]),
         "votes": [e.data["envelope"] for e in events],
         "log": {"size": size, "root": log.tree_root(size).hex(), "entries": entries,
+                "proposal": entry(proposal_event), "policy": entry(policy_event),
                 "checkpoint": None if checkpoint is None else str(checkpoint["note"])},
     }
 
@@ -158,13 +170,43 @@ def _check_checkpoint(log: dict[str, Any], size: int, log_root: str,
     return checkpoint.origin
 
 
-def _check_log(cert: dict[str, Any], root: str | None, log_keys: Sequence[str] = (),
-               witness_keys: Sequence[str] = (),
-               quorum: int = 0) -> tuple[int, str, str | None]:
-    """Every vote is a logged ``consensus.voted`` event included under ``log.root``."""
+_EVENT_FIELDS = ("position", "stream", "stream_version", "type", "schema_version", "data",
+                 "meta", "recorded_at", "prev_hash")
+
+
+def _included_event(entry: Any, where: str, size: int, log_root: str) -> dict[str, Any]:
+    """The event of a log entry ``{event, proof}``: its chain hash recomputes from it and
+    its inclusion proof leads to ``log_root`` at ``size``."""
     from cladelog.core import chain_hash, encode_body
     from cladelog.core import transparency as t
 
+    event = entry.get("event") if isinstance(entry, dict) else None
+    proof = entry.get("proof") if isinstance(entry, dict) else None
+    if not isinstance(event, dict) or not isinstance(proof, list) \
+            or not all(isinstance(h, str) for h in proof):
+        raise ConsensusInputError(f"{where}: needs an event object and a proof list")
+    try:
+        body = encode_body(**{k: event[k] for k in _EVENT_FIELDS})
+        recomputed = chain_hash(event["prev_hash"], body)
+        leaf = t.leaf_hash(bytes.fromhex(event["hash"]))
+        hashes = [bytes.fromhex(h) for h in proof]
+        trusted_root = bytes.fromhex(log_root)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConsensusInputError(f"{where}: malformed event or proof ({exc})") from None
+    if recomputed != event["hash"]:
+        raise CertificateError(f"{where}: the event's hash does not recompute from it")
+    try:
+        t.verify_inclusion(leaf, event["position"] - 1, size, hashes, trusted_root)
+    except t.ProofError as exc:
+        raise CertificateError(f"{where}.proof: {exc}") from None
+    return event
+
+
+def _check_log(cert: dict[str, Any], root: str | None, log_keys: Sequence[str] = (),
+               witness_keys: Sequence[str] = (),
+               quorum: int = 0) -> tuple[int, str, str | None]:
+    """Every vote is a logged ``consensus.voted`` event included under ``log.root``; the
+    proposal and the policy version it names are logged events before it."""
     log = cert["log"]
     if not isinstance(log, dict) or not isinstance(log.get("entries"), list):
         raise ConsensusInputError("certificate.log: must be an object with entries")
@@ -177,32 +219,31 @@ def _check_log(cert: dict[str, Any], root: str | None, log_keys: Sequence[str] =
     origin = _check_checkpoint(log, size, log_root, log_keys, witness_keys, quorum)
     if len(log["entries"]) != len(cert["votes"]):
         raise CertificateError("certificate.log.entries: one entry per vote is needed")
-    fields = ("position", "stream", "stream_version", "type", "schema_version", "data",
-              "meta", "recorded_at", "prev_hash")
     for index, (entry, vote) in enumerate(zip(log["entries"], cert["votes"], strict=True)):
         where = f"certificate.log.entries[{index}]"
-        event = entry.get("event") if isinstance(entry, dict) else None
-        proof = entry.get("proof") if isinstance(entry, dict) else None
-        if not isinstance(event, dict) or not isinstance(proof, list) \
-                or not all(isinstance(h, str) for h in proof):
-            raise ConsensusInputError(f"{where}: needs an event object and a proof list")
-        try:
-            body = encode_body(**{k: event[k] for k in fields})
-            recomputed = chain_hash(event["prev_hash"], body)
-            leaf = t.leaf_hash(bytes.fromhex(event["hash"]))
-            hashes = [bytes.fromhex(h) for h in proof]
-            trusted_root = bytes.fromhex(log_root)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConsensusInputError(f"{where}: malformed event or proof ({exc})") from None
-        if recomputed != event["hash"]:
-            raise CertificateError(f"{where}: the event's hash does not recompute from it")
+        event = _included_event(entry, where, size, log_root)
         if event["type"] != "consensus.voted" or event["data"] != {"envelope": vote}:
             raise CertificateError(f"{where}: is not the consensus.voted event of vote "
                                    f"{index}")
-        try:
-            t.verify_inclusion(leaf, event["position"] - 1, size, hashes, trusted_root)
-        except t.ProofError as exc:
-            raise CertificateError(f"{where}.proof: {exc}") from None
+    proposed = _included_event(log.get("proposal"), "certificate.log.proposal", size,
+                               log_root)
+    if proposed["type"] != "consensus.proposed" \
+            or proposed["data"] != {"envelope": cert["proposal"]}:
+        raise CertificateError("certificate.log.proposal: is not the consensus.proposed "
+                               "event of the proposal")
+    policy_event = _included_event(log.get("policy"), "certificate.log.policy", size,
+                                   log_root)
+    policy = policy_event["data"].get("policy") if isinstance(policy_event["data"], dict) \
+        else None
+    if policy_event["type"] != "consensus.policy_set" or not isinstance(policy, dict) \
+            or policy_event["position"] >= proposed["position"]:
+        raise CertificateError("certificate.log.policy: is not a consensus.policy_set event "
+                               "logged before the proposal")
+    stated = cert["policy"]
+    for field in ("version", "weighting", "cap", "voting_window", "challenge_window"):
+        if policy.get(field) != stated.get(field):
+            raise CertificateError(f"certificate.policy.{field}: differs from the logged "
+                                   f"policy version {policy.get('version')}")
     return size, log_root, origin
 
 

@@ -430,9 +430,16 @@ def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
     ledger = current_ledger(dep)
     record = ledger.proposal(candidate)
     wanted = {v["digest"] for v in record["votes"].values() if v["decision"] == "accept"}
-    proposal_env = None
+    proposal_event = policy_event = None
     votes = []
-    for event in dep.store.read(types=("consensus.proposed", "consensus.voted")):
+    for event in dep.store.read(types=("consensus.proposed", "consensus.voted",
+                                       "consensus.policy_set")):
+        if event.type == "consensus.policy_set":
+            policy = event.data.get("policy")
+            if isinstance(policy, dict) and policy.get("version") == \
+                    record["policy_version"] and policy_event is None:
+                policy_event = event
+            continue
         envelope = event.data["envelope"]
         try:
             payload = base64.b64decode(envelope["payload"])
@@ -442,13 +449,13 @@ def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
         if event.type == "consensus.voted" and digest in wanted:
             votes.append(event)
             wanted.discard(digest)
-        elif event.type == "consensus.proposed" and proposal_env is None:
+        elif event.type == "consensus.proposed" and proposal_event is None:
             try:
                 predicate = json.loads(payload)["predicate"]
             except (KeyError, TypeError, ValueError):
                 continue
             if predicate.get("candidate") == candidate:
-                proposal_env = envelope  # the first one: later copies were refused
+                proposal_event = event  # the first one: later copies were refused
     last = max((e.position for e in votes), default=0)
     checkpoint = None  # the latest signed checkpoint of the log that covers every vote
     for event in dep.store.read(types=("core.checkpoint_signed",)):
@@ -460,7 +467,8 @@ def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
                     if isinstance(e.data, dict) and e.data.get("size") == checkpoint["size"]
                     and isinstance(e.data.get("note"), str)]
         checkpoint = {**checkpoint, "note": merge_cosignatures(checkpoint["note"], cosigned)}
-    doc = build_certificate(record, proposal_env or {}, votes, dep.store, checkpoint)
+    doc = build_certificate(record, proposal_event, policy_event, votes, dep.store,
+                            checkpoint)
     path = out or f"{candidate}.cert.json"
     _write_json(path, doc)
     signed = "a signed checkpoint" if checkpoint is not None else "the head (no signed " \
