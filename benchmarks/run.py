@@ -15,6 +15,7 @@ from pathlib import Path
 BENCHES = {
     "core": "bench_core",
     "fork-score": "bench_fork_score",
+    "consensus": "bench_consensus",
     "receipts": "bench_receipts",
     "graph": "bench_graph",
     "authoring": "bench_authoring",

@@ -1,4 +1,4 @@
-"""The monorepo's layout rules: one namespace, five independently versioned packages."""
+"""The monorepo's layout rules: one namespace, independently versioned packages."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ PACKAGES = {
     "receipts": "cladelog.receipts",
     "lawv": "cladelog.lawv",
     "graph-engine": "cladelog.graph_engine",
+    "consensus": "cladelog.consensus",
 }
 
 

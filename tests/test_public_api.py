@@ -19,6 +19,7 @@ PACKAGES = {
     "lawv": ["cladelog.lawv", "cladelog.lawv.commands"],
     "graph-engine": ["cladelog.graph_engine", "cladelog.graph_engine.hookspecs",
                      "cladelog.graph_engine.authoring"],
+    "consensus": ["cladelog.consensus", "cladelog.consensus.hookspecs"],
     "demo": ["cladelog.demo"],
 }
 

@@ -16,6 +16,7 @@ PACKAGES = {
     "cladelog-receipts": ("cladelog.receipts", "packages/receipts/src"),
     "cladelog-lawv": ("cladelog.lawv", "packages/lawv/src"),
     "cladelog-graph-engine": ("cladelog.graph_engine", "packages/graph-engine/src"),
+    "cladelog-consensus": ("cladelog.consensus", "packages/consensus/src"),
 }
 
 

@@ -128,8 +128,9 @@ def test_demo_output_names_the_report_and_the_story(tmp_path: Path,
     assert "BLOCKED" in result.output
     assert "chain and receipts ok" in result.output
     # the progress display's last state: 1 set-up step + 16 candidates + 4 checkpoints
-    # + the graph session + the final replay and verification = 23 steps
-    assert "23/23 replay from scratch" in result.output
+    # + the graph session + the consensus scenario + the final replay and verification
+    # = 24 steps
+    assert "24/24 replay from scratch" in result.output
 
 
 def test_demo_refuses_a_non_empty_folder_unless_forced(

@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cladelog" / "demo"
 #: Modules whose ``__all__`` names are public (their packages' API snapshots list them).
 PUBLIC = {"cladelog.core", "cladelog.core.cli", "cladelog.core.elo", "cladelog.fork_score",
           "cladelog.receipts", "cladelog.lawv", "cladelog.graph_engine",
-          "cladelog.graph_engine.authoring"}
+          "cladelog.graph_engine.authoring", "cladelog.consensus"}
 #: Documented but not (yet) in an API snapshot, and no public call does the job.
 KNOWN = {
     # lawv README, "Plugin API": add_contract / add_measurement / run_check / add_review

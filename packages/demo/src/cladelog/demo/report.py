@@ -48,6 +48,7 @@ def write_report(config_path: str | os.PathLike[str], html_path: str | os.PathLi
     with Deployment.open(Path(config_path).resolve()) as deployment:
         data = collect(deployment, shown_as=str(config_path))
     page = render_html(data, render_charts(data), title=title)
+    page = _with_consensus_section(page, Path(config_path).resolve().parent)
     target = Path(html_path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -56,3 +57,15 @@ def write_report(config_path: str | os.PathLike[str], html_path: str | os.PathLi
         raise ReportPathError(f"--html: cannot write {target}: "
                               f"{exc.strerror or type(exc).__name__}") from None
     return data
+
+
+def _with_consensus_section(page: str, folder: Path) -> str:
+    """Add the consensus scenario's section (``consensus_story``) before the end of
+    ``<main>`` when the demo folder holds one; the page is unchanged otherwise."""
+    from .consensus_story import consensus_section_html
+
+    section = consensus_section_html(folder)
+    if not section or "</main>" not in page:
+        return page
+    head, _, tail = page.rpartition("</main>")
+    return head + section + "</main>" + tail

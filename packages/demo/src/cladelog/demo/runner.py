@@ -63,7 +63,7 @@ PLUGINS: Final = ("fork-score", "receipts", "lawv", "graph-engine")
 CONFIG_NAME: Final = "cladelog.toml"
 #: What the demo writes into its folder (``--force`` removes only these).
 DEMO_FILES: Final = (CONFIG_NAME, "cladelog.sqlite3", "cladelog.sqlite3-wal",
-                     "cladelog.sqlite3-shm", "keys", "report.html")
+                     "cladelog.sqlite3-shm", "keys", "report.html", "consensus")
 ENGINE: Final = "lumen"
 ACTOR: Final = "lumen-ci"
 ORACLE_KEY_NAME: Final = "arena.example/oracle"
@@ -475,6 +475,14 @@ def _graph_step(story: _Story) -> tuple[str | None, str]:
     return run_graph_session(story.deployment)
 
 
+def _consensus_step(story: _Story) -> None:
+    from .consensus_story import CONSENSUS_DIR, run_consensus_story
+
+    summary = run_consensus_story(story.directory / CONSENSUS_DIR, story.config.seed)
+    slashed = [v["validator"] for v in summary["validators"] if v["slashes"]]
+    story.step(f"consensus: four validators, {', '.join(slashed) or 'nobody'} slashed")
+
+
 def run_demo(directory: Path, *, config: DemoConfig, store: str | None = None,
              force: bool = False, progress: ProgressFn | None = None) -> DemoResult:
     """Create the demo deployment in ``directory`` and drive the whole history into it.
@@ -489,7 +497,7 @@ def run_demo(directory: Path, *, config: DemoConfig, store: str | None = None,
     busy = check_directory(directory, force=force)
     created = _make_directory(directory)
     plans = plan_rounds(config)
-    total = 1 + config.candidates + len(plans) + 2
+    total = 1 + config.candidates + len(plans) + 3
     try:
         if store is not None:
             check_store(store)
@@ -508,6 +516,7 @@ def run_demo(directory: Path, *, config: DemoConfig, store: str | None = None,
         graph_session, graph_note = _graph_step(story)
         story.step(f"graph-engine session {graph_session}" if graph_session
                    else f"graph-engine: {graph_note}")
+        _consensus_step(story)
         kinds = Counter(e["kind"] for e in story.register.state()["entries"].values())
         branch_verdicts = Counter(
             row["verdict"]

@@ -7,6 +7,8 @@
 * gate vote: :func:`cladelog.fork_score.gate.gate_vote`;
 * its own hook spec for term plugins, ``fork_score_terms``
   (:mod:`cladelog.fork_score.hookspecs`);
+* the consensus plugin's ``consensus_audit``, as an optional hook implementation
+  (:mod:`cladelog.fork_score.audit`);
 * configuration: ``[settings.fork-score]`` (:mod:`cladelog.fork_score.settings`),
   checked when the deployment is configured.
 
@@ -32,6 +34,7 @@ __all__ = [
     "cladelog_event_types",
     "cladelog_gate_vote",
     "cladelog_projections",
+    "consensus_audit",
 ]
 
 PLUGIN = PluginInfo(
@@ -104,3 +107,12 @@ def cladelog_gate_vote(candidate: str, states: Mapping[str, Any], deployment: An
     settings = deployment.settings("fork-score")
     return gate_vote(candidate, states.get("fork_score.candidates", {}),
                      getattr(settings, "gate_unscored", "block"))
+
+
+@hookimpl(optionalhook=True)
+def consensus_audit(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The consensus plugin's audit replay (an optional hook: it exists only where
+    consensus is enabled): the ForkScore of the audit inputs document."""
+    from cladelog.fork_score.audit import audit
+
+    return audit(document)

@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 PLUGIN_NAME = "fork-score"
+_TERM_FIELDS = frozenset({"name", "weight_name", "default_weight", "sign", "fn"})
 
 
 @attrs.frozen
@@ -81,6 +82,8 @@ def collect_terms(pluginmanager: Any) -> tuple[ScoringTerm, ...]:
         if isinstance(result, str | bytes | Mapping) or not hasattr(result, "__iter__"):
             raise ScoringTermError(f"{where}: must return a sequence of ScoringTerm")
         for index, term in enumerate(result):
+            if isinstance(term, Mapping) and set(term) == _TERM_FIELDS:
+                term = ScoringTerm(**term)  # the import-free form (see terms.py)
             if not isinstance(term, ScoringTerm):
                 raise ScoringTermError(
                     f"{where}[{index}]: must be a ScoringTerm, got {type(term).__name__}"

@@ -30,13 +30,21 @@ The term adds ``sign x weight x fn(...)`` to the score under the breakdown key
 -1). Extra terms are summed after the eleven built-ins, ordered by name, so the
 result does not depend on registration order.
 
-Two reserved built-ins are *filled* this way: a term whose ``weight_name`` is
+Three built-ins may be *filled* this way: a term whose ``weight_name`` is
 ``iota`` supplies the value of SecurityRiskPenalty, one whose ``weight_name``
-is ``kappa`` supplies ComplexityPenalty (both are 0 when no term fills them).
-A filling term must have ``sign = -1``; its value appears under the built-in
-key (``minus_iota_x_security_risk_penalty`` / ``minus_kappa_x_complexity_penalty``)
-and no extra key is added; its ``default_weight`` replaces the reserved
-default of 0 for that weight.
+is ``kappa`` supplies ComplexityPenalty (both are 0 when no term fills them),
+and one whose ``weight_name`` is ``zeta`` supplies ValidatorDiversity (instead
+of the caller scalar ``validator_diversity``; the consensus plugin fills it).
+A filling term has the built-in's sign (``-1`` for iota and kappa, ``+1`` for
+zeta); its value appears under the built-in key
+(``minus_iota_x_security_risk_penalty``, ``minus_kappa_x_complexity_penalty``,
+``zeta_x_validator_diversity``) and no extra key is added; its
+``default_weight`` replaces the reserved default of 0 for that weight.
+
+A hook may also return a term as a plain mapping with exactly the five fields
+below (``name``, ``weight_name``, ``default_weight``, ``sign``, ``fn``), so that
+a plugin can contribute a term without importing fork-score (plugins never
+import each other); fork-score builds the :class:`ScoringTerm` from it.
 
 Errors (all :class:`~cladelog.fork_score.errors.ScoringTermError`): a malformed
 term, two terms with the same name or weight name, a name that collides with a
@@ -107,7 +115,7 @@ BUILTIN_TERM_NAMES: frozenset[str] = frozenset(t.name for t in BUILTIN_TERMS)
 BUILTIN_WEIGHT_NAMES: tuple[str, ...] = tuple(t.weight_name for t in BUILTIN_TERMS)
 
 #: Reserved built-in weights whose term value an extra term may supply.
-FILLABLE_WEIGHTS: tuple[str, ...] = ("iota", "kappa")
+FILLABLE_WEIGHTS: tuple[str, ...] = ("zeta", "iota", "kappa")
 
 
 def breakdown_key(weight_name: str, name: str, sign: int) -> str:
@@ -162,11 +170,14 @@ def _check_default_weight(instance: Any, attribute: attrs.Attribute[Any], value:
 def _check_sign(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if isinstance(value, bool) or value not in (1, -1) or not isinstance(value, int):
         raise ScoringTermError(f"term {instance.name}: sign must be +1 or -1, got {value!r}")
-    if instance.weight_name in FILLABLE_WEIGHTS and value != -1:
-        raise ScoringTermError(
-            f"term {instance.name}: a term filling {instance.weight_name} is a penalty; "
-            "sign must be -1"
-        )
+    if instance.weight_name in FILLABLE_WEIGHTS:
+        builtin = next(t for t in BUILTIN_TERMS if t.weight_name == instance.weight_name)
+        if value != builtin.sign:
+            kind, sign = ("a reward", "+1") if builtin.sign > 0 else ("a penalty", "-1")
+            raise ScoringTermError(
+                f"term {instance.name}: a term filling {instance.weight_name} is {kind}; "
+                f"sign must be {sign}"
+            )
 
 
 def _check_fn(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:

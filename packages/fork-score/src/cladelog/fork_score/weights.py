@@ -156,7 +156,7 @@ def _cached_weights_id(weights: WeightSet) -> str:
 def default_weights(terms: Iterable[ScoringTerm] = ()) -> WeightSet:
     """The seed defaults, completed by the default weights of ``terms``.
 
-    A term filling ``iota`` or ``kappa`` sets that weight to its own default;
+    A term filling ``zeta``, ``iota`` or ``kappa`` sets that weight to its own default;
     any other term adds its weight under its ``weight_name``.
     """
     checked = check_terms(terms)
