@@ -68,7 +68,7 @@ def _expected_code(cls: type[Exception]) -> int:
 def test_every_plugin_error_is_a_cladelog_error() -> None:
     assert {"cladelog.fork_score.errors", "cladelog.lawv.errors", "cladelog.graph_engine.errors",
             "cladelog.graph_engine.authoring.errors", "cladelog.receipts.errors",
-            "cladelog.demo.errors"} <= set(ERROR_MODULES)
+            "cladelog.demo.errors", "cladelog.consensus.errors"} <= set(ERROR_MODULES)
     assert len(ERRORS) >= 20
     for cls in ERRORS:
         assert issubclass(cls, CladelogError), cls

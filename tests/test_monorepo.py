@@ -66,7 +66,8 @@ def test_core_version_is_what_the_cli_and_the_event_meta_say() -> None:
     from click.testing import CliRunner
 
     assert CORE_VERSION == __version__ == "0.1.0"  # the value events recorded so far hold
-    assert CliRunner().invoke(main, ["--version"]).output == f"cladelog, version {__version__}\n"
+    assert CliRunner().invoke(main, ["--version"]).output.splitlines()[0] == \
+        f"cladelog-core {__version__}"
 
 
 @pytest.mark.parametrize("module", PACKAGES.values())

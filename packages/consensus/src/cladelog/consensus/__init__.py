@@ -17,7 +17,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cladelog.consensus.errors import ConsensusInputError
-from cladelog.core.lazy import lazy_exports
+from cladelog.core import lazy_exports
+
+#: the package version (the one source: pyproject reads it, the plugin records it)
+__version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from cladelog.consensus.commands import (
@@ -82,6 +85,7 @@ __all__ = [
     "Policy",
     "Signer",
     "SimConfig",
+    "__version__",
     "append_inputs",
     "check_predicate",
     "current_ledger",

@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import click
-from cladelog.core.cli import pass_deployment
+from cladelog.core import pass_deployment
 
 if TYPE_CHECKING:
     from cladelog.core import Deployment
@@ -50,7 +50,7 @@ def keygen(name: str, out_dir: str) -> None:
     from cladelog.consensus.errors import ConsensusInputError
     from cladelog.consensus.policy import check_id
     from cladelog.consensus.signing import generate_key
-    from cladelog.core.cli import fail
+    from cladelog.core import fail
 
     try:
         check_id(name, "NAME")
@@ -82,7 +82,7 @@ def policy_set(dep: Deployment, file: str) -> None:
     """Set a new policy version from a JSON FILE (see the README for the fields)."""
     from cladelog.consensus.commands import append_inputs
     from cladelog.consensus.policy import parse_policy
-    from cladelog.core.cli import read_json_file
+    from cladelog.core import read_json_file
 
     doc = parse_policy(read_json_file(file), "policy").to_dict()
     append_inputs(dep, [("consensus.policy_set", {"policy": doc})])
@@ -117,7 +117,7 @@ def _append_or_write(dep: Deployment, envelope: dict[str, Any], out: str | None)
 def _write_json(path: str, doc: Any) -> None:
     from pathlib import Path
 
-    from cladelog.core.cli import fail
+    from cladelog.core import fail
 
     try:
         Path(path).write_text(json.dumps(doc, sort_keys=True, indent=2) + "\n")
@@ -227,7 +227,7 @@ def submit(dep: Deployment, files: tuple[str, ...]) -> None:
     """Append signed statements (votes, proposals, bonds...) and evidence pairs
     ({"first", "second"}) made elsewhere, in order; all of them or none."""
     from cladelog.consensus.commands import append_inputs, input_for_envelope
-    from cladelog.core.cli import read_json_file
+    from cladelog.core import read_json_file
 
     inputs = []
     for f in files:
@@ -248,7 +248,7 @@ def evidence(dep: Deployment, file: str) -> None:
     """Submit equivocation evidence: FILE holds {"first": envelope, "second": envelope}."""
     from cladelog.consensus.commands import append_inputs
     from cladelog.consensus.errors import ConsensusInputError
-    from cladelog.core.cli import read_json_file
+    from cladelog.core import read_json_file
 
     doc = read_json_file(file)
     if not isinstance(doc, dict) or set(doc) != {"first", "second"}:
@@ -500,7 +500,7 @@ def verify_certificate(file: str, trusted_keys: str, root: str | None,
     from cladelog.consensus.certificate import parse_trusted_keys
     from cladelog.consensus.certificate import verify_certificate as verify
     from cladelog.consensus.errors import CertificateError
-    from cladelog.core.cli import fail, read_json_file
+    from cladelog.core import fail, read_json_file
 
     try:
         text = Path(trusted_keys).read_text(encoding="utf-8")

@@ -90,8 +90,7 @@ def load_audit_inputs(path: str, digest: str | None = None) -> tuple[dict[str, A
     return it and its digest, refusing one whose digest differs from ``digest``."""
     from pathlib import Path
 
-    from cladelog.core import canonical_digest
-    from cladelog.core.cli import read_json_file
+    from cladelog.core import canonical_digest, read_json_file
 
     chosen = Path(path)
     if chosen.is_dir():

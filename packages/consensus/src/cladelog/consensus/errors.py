@@ -19,5 +19,5 @@ class ConsensusInputError(InputError):
     """Input the consensus rules refuse; the one-line message names the field and why."""
 
 
-class CertificateError(VerificationError):
+class CertificateError(VerificationError, ValueError):
     """A finality certificate does not verify (exit 1); the message says what failed."""

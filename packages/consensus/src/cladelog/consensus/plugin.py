@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from cladelog.consensus import __version__
 from cladelog.consensus.gate import ConsensusSettings
 from cladelog.core import PluginInfo, hookimpl
 
@@ -37,7 +38,7 @@ __all__ = [
 
 PLUGIN = PluginInfo(
     name="consensus",
-    version="0.1.0",
+    version=__version__,
     settings=ConsensusSettings,
     description="validators, stake, signed votes, >2/3 finality, challenges and slashing",
 )

@@ -154,8 +154,7 @@ def report(ctx: click.Context, config: str | None, html_file: str | None) -> Non
     page is written). A deployment with nothing recorded by the plugins exits 2
     with a message (no page is written).
     """
-    from cladelog.core import CladelogError
-    from cladelog.core.config import find_config
+    from cladelog.core import CladelogError, find_config
 
     from .errors import ReportError, ReportPathError, ReportVerificationError
     from .report import check_html_target, write_report

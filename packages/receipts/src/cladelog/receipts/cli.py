@@ -159,8 +159,8 @@ def _verification_exit_code(exc: Exception) -> int:
     """Exit code for a :class:`VerificationError` of :mod:`.verify`: 2 when its cause is bad
     input (a proof file, checkpoint note or envelope that does not parse: core's
     ``InputError``), 1 when a signature, the origin or a Merkle proof does not verify."""
+    from cladelog.core import InputError, VerificationError
     from cladelog.core.canonical import CanonicalError
-    from cladelog.core.errors import InputError, VerificationError
 
     cause = exc.__cause__
     if isinstance(cause, VerificationError):

@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from cladelog.core import CladelogError
 from cladelog.core.canonical import CanonicalError, canonical_bytes
-from cladelog.core.errors import CladelogError
 from cladelog.core.transparency import verify as _core
 from cladelog.core.transparency.dsse import (
     EnvelopeError,
