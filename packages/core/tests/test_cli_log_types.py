@@ -14,7 +14,10 @@ import pytest
 from cladelog.core.cli import main
 from click.testing import CliRunner
 
-KNOWN = "core.plugin_disabled, core.plugin_enabled, notes.note_added"
+#: core's own types (the plugin set, the transparency log's records) and the notes plugin's
+CORE_KNOWN = ("core.checkpoint_signed, core.cosignature_received, core.plugin_disabled, "
+              "core.plugin_enabled")
+KNOWN = f"{CORE_KNOWN}, notes.note_added"
 
 
 @pytest.fixture
@@ -94,4 +97,4 @@ def test_a_type_no_enabled_plugin_registers_is_listed_when_the_log_holds_it(
     assert refused.exit_code == 2
     assert refused.stderr.splitlines() == [
         "error: --type: no known event type matches 'notes.*' "
-        "(known: core.plugin_disabled, core.plugin_enabled)"]
+        f"(known: {CORE_KNOWN})"]
