@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+from pathlib import Path
 
 import pytest
 from cladelog.core.transparency.note import (
@@ -335,3 +336,23 @@ def test_signed_checkpoint_round_trip(origin: str, size: int, root: bytes) -> No
     assert parse_checkpoint(open_note(note, [parse_verifier_key(va)]).text) == Checkpoint(
         origin, size, root
     )
+
+
+def test_key_files_are_written_once_and_the_private_one_is_private(tmp_path: Path) -> None:
+    import stat
+
+    import pytest
+    from cladelog.core import InputError
+    from cladelog.core.transparency import generate_key, write_key_files
+
+    skey, vkey = generate_key("example.org/k")
+    private, public = tmp_path / "k.key", tmp_path / "k.pub"
+    write_key_files(skey, vkey, private, public)
+    assert private.read_text() == skey + "\n" and public.read_text() == vkey + "\n"
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    other, _ = generate_key("example.org/k")
+    with pytest.raises(InputError, match="already exists; refusing to overwrite a key"):
+        write_key_files(other, vkey, private, tmp_path / "new.pub")
+    assert private.read_text() == skey + "\n" and not (tmp_path / "new.pub").exists()
+    with pytest.raises(InputError, match="--out: cannot write the key files"):
+        write_key_files(skey, vkey, tmp_path / "no" / "k.key", tmp_path / "no" / "k.pub")

@@ -51,6 +51,7 @@ def keygen(name: str, out_dir: str) -> None:
     from cladelog.consensus.policy import check_id
     from cladelog.consensus.signing import generate_key
     from cladelog.core import fail
+    from cladelog.core.transparency import write_key_files
 
     try:
         check_id(name, "NAME")
@@ -59,14 +60,8 @@ def keygen(name: str, out_dir: str) -> None:
     folder = Path(out_dir)
     if not folder.is_dir():
         fail(f"--out: {out_dir} is not a directory")
-    private, public = folder / f"{name}.key", folder / f"{name}.pub"
-    for path in (private, public):
-        if path.exists():
-            fail(f"NAME: {path} already exists; not overwritten")
     skey, vkey = generate_key(name)
-    private.touch(mode=0o600)
-    private.write_text(skey + "\n")
-    public.write_text(vkey + "\n")
+    write_key_files(skey, vkey, folder / f"{name}.key", folder / f"{name}.pub", field="NAME")
     click.echo(vkey)
 
 

@@ -101,7 +101,12 @@ def keygen(name: str, witness: bool, prefix: str | None) -> None:
 
     A log's key is named after its origin (log_name in cladelog.toml).
     """
-    from .transparency.note import NoteError, generate_cosigner_key, generate_key
+    from .transparency.note import (
+        NoteError,
+        generate_cosigner_key,
+        generate_key,
+        write_key_files,
+    )
 
     try:
         skey, vkey = (generate_cosigner_key if witness else generate_key)(name)
@@ -109,16 +114,7 @@ def keygen(name: str, witness: bool, prefix: str | None) -> None:
         raise _named(exc, "NAME") from None
     base = prefix or name.replace("/", "_")
     private, public = Path(f"{base}.key"), Path(f"{base}.pub")
-    for p in (private, public):
-        if p.exists():
-            raise InputError(f"--out: {p} exists; refusing to overwrite a key")
-    try:
-        fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(skey + "\n")
-        public.write_text(vkey + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"--out: cannot write the key files ({exc.strerror or exc})") from None
+    write_key_files(skey, vkey, private, public)
     click.echo(vkey)
     click.echo(f"wrote {private} (private: keep it off the log) and {public}", err=True)
 

@@ -278,9 +278,7 @@ def verify(as_json: bool, strict: bool) -> None:
               help="Write PREFIX.key and PREFIX.vkey (default: NAME with '/' as '_').")
 def keygen(name: str, prefix: str | None) -> None:
     """Write a new Ed25519 signed-note key pair: PREFIX.key (private) and PREFIX.vkey."""
-    import os
-
-    from cladelog.core.transparency.note import NoteError, generate_key
+    from cladelog.core.transparency.note import NoteError, generate_key, write_key_files
 
     from .errors import ReceiptInputError
 
@@ -290,16 +288,7 @@ def keygen(name: str, prefix: str | None) -> None:
         raise ReceiptInputError(str(exc)) from None
     base = prefix or name.replace("/", "_")
     private, public = Path(f"{base}.key"), Path(f"{base}.vkey")
-    for p in (private, public):
-        if p.exists():
-            raise ReceiptInputError(f"--out: {p} exists; refusing to overwrite a key")
-    try:
-        fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(skey + "\n")
-        public.write_text(vkey + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise ReceiptInputError(f"--out: cannot write the key files ({exc})") from None
+    write_key_files(skey, vkey, private, public)
     click.echo(vkey)
     click.echo(f"wrote {private} (private, keep it off the log) and {public}", err=True)
 

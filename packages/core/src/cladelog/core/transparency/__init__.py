@@ -76,6 +76,7 @@ _EXPORTS = {
     "format_checkpoint": "note",
     "generate_cosigner_key": "note",
     "generate_key": "note",
+    "write_key_files": "note",
     "open_note": "note",
     "parse_checkpoint": "note",
     "parse_cosigner_key": "note",
@@ -183,6 +184,7 @@ __all__ = [
     "verify_inclusion",
     "verify_inclusion_proof",
     "verify_statement",
+    "write_key_files",
 ]
 
 if TYPE_CHECKING:

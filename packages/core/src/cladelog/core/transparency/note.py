@@ -62,6 +62,7 @@ import base64
 import binascii
 import functools
 import hashlib
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -112,6 +113,7 @@ __all__ = [
     "sign_note",
     "split_note",
     "verifier_key",
+    "write_key_files",
 ]
 
 ALG_ED25519 = 0x01
@@ -443,6 +445,26 @@ def generate_cosigner_key(name: str, seed: bytes | None = None) -> tuple[str, st
     kid = key_id(name, ALG_COSIGNATURE_V1, _raw_public_key(seed))
     signer = CosignatureSigner(name, kid, seed)
     return signer.skey, signer.verifier().vkey
+
+
+def write_key_files(skey: str, vkey: str, private: os.PathLike[str] | str,
+                    public: os.PathLike[str] | str, *, field: str = "--out") -> None:
+    """Write a key pair: the private key ``private`` created anew with mode 0600 (never
+    over an existing file), the public key ``public``. Raises :class:`InputError` naming
+    ``field`` when either file exists or cannot be written; nothing is overwritten."""
+    for path in (private, public):
+        if os.path.lexists(path):
+            raise InputError(f"{field}: {os.fspath(path)} already exists; refusing to "
+                             "overwrite a key")
+    try:
+        fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(skey + "\n")
+        with open(public, "x", encoding="utf-8") as fh:
+            fh.write(vkey + "\n")
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+        raise InputError(f"{field}: cannot write the key files "
+                         f"({getattr(exc, 'strerror', None) or exc})") from None
 
 
 def _split_key(where: str, text: object, parts: int) -> list[str]:
