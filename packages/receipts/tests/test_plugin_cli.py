@@ -398,7 +398,7 @@ def test_verify_proof_malformed_key_exits_2_naming_the_option(
                          "--log-key", good["--log-key"], "--oracle-key", good["--oracle-key"])
     err = _one_line_error(r, 2)
     assert err.startswith(f"error: {option}: ") and fragment in err
-    assert keys.log_skey.rsplit("+", 1)[1] not in err  # never echoes a private key
+    assert keys.log_skey.split("+", 4)[4] not in err  # never echoes a private key
     if option == "--log-key":  # the consistency path parses its keys the same way
         r = cladelog_env.cli("receipts", "verify-proof", proved["cons"], "--log-key", value)
         assert _one_line_error(r, 2).startswith("error: --log-key: ")
@@ -409,7 +409,7 @@ def test_verify_proof_private_key_given_inline_is_not_echoed(
     for given in (keys.log_skey, f"  {keys.log_skey}\n"):
         r = cladelog_env.cli("receipts", "verify-proof", proved["cons"], "--log-key", given)
         err = _one_line_error(r, 2)
-        assert "private signer key" in err and keys.log_skey.rsplit("+", 1)[1] not in err
+        assert "private signer key" in err and keys.log_skey.split("+", 4)[4] not in err
 
 
 def _edit(path: str, old: str, new: str, files: Any, name: str) -> str:
