@@ -170,6 +170,29 @@ def _check_checkpoint(log: dict[str, Any], size: int, log_root: str,
     return checkpoint.origin
 
 
+def _validator_cosigners(log: dict[str, Any], size: int, log_root: str,
+                         trusted: Mapping[str, str], powers: Mapping[str, int]) -> list[str]:
+    """The frozen validators whose ``cosignature/v1`` of the embedded checkpoint verifies
+    under the ``cosignature/v1`` form of their trusted Ed25519 key (one key for both jobs,
+    :func:`cladelog.core.transparency.as_cosigner_verifier`). The checkpoint they cosigned
+    must be of exactly the certificate's size and root."""
+    from cladelog.core import transparency as t
+
+    note = log.get("checkpoint")
+    keys = [trusted[v] for v in sorted(powers) if v in trusted]
+    if not isinstance(note, str) or not keys:
+        return []
+    try:
+        got = t.witness_cosignatures(note, keys, where="certificate.log.checkpoint")
+    except t.NoteError as exc:  # a malformed note, or a validator's cosignature that fails
+        raise CertificateError(str(exc)) from None
+    if got.witnesses and (got.checkpoint.size != size
+                          or got.checkpoint.root_hash.hex() != log_root):
+        raise CertificateError("certificate.log.checkpoint: the validators cosigned another "
+                               "size or root than the proofs use")
+    return sorted(got.witnesses)
+
+
 _EVENT_FIELDS = ("position", "stream", "stream_version", "type", "schema_version", "data",
                  "meta", "recorded_at", "prev_hash")
 
@@ -284,13 +307,16 @@ def _shape(doc: Any) -> dict[str, Any]:
 
 def verify_certificate(doc: Any, trusted: Mapping[str, str], root: str | None = None,
                        log_keys: Sequence[str] = (), witness_keys: Sequence[str] = (),
-                       quorum: int = 0) -> dict[str, Any]:
+                       quorum: int = 0, *, require_cosigned: bool = False) -> dict[str, Any]:
     """Check a certificate (see the module docstring); ``root`` (hex), when given, is the
     log root the caller trusts; ``log_keys`` (verifier key strings), when given, must
     have signed the embedded checkpoint of that size and root, and at least ``quorum``
     of ``witness_keys`` (witness verifier keys, e.g. the validators') must have cosigned
-    it. Return ``{candidate,
-    parent, accept_power, total_power, voters, log_size, log_root, checkpoint_origin}``."""
+    it. The frozen validators that cosigned the embedded checkpoint with their trusted
+    keys are counted (``cosigned_by``, ``cosigned_power``); ``require_cosigned`` asks
+    that they hold more than two thirds of the frozen power. Return ``{candidate,
+    parent, accept_power, total_power, voters, log_size, log_root, checkpoint_origin,
+    cosigned_by, cosigned_power}``."""
     from cladelog.consensus.policy import MAX_INT, WEIGHTINGS, parse_fraction
     from cladelog.consensus.power import frozen_powers, quorum_reached
     from cladelog.consensus.signing import open_with_keys
@@ -352,6 +378,12 @@ def verify_certificate(doc: Any, trusted: Mapping[str, str], root: str | None = 
         raise CertificateError(f"certificate: accepting power {accept} of {total} is not "
                                "more than two thirds")
     size, log_root, origin = _check_log(cert, root, log_keys, witness_keys, quorum)
+    cosigners = _validator_cosigners(cert["log"], size, log_root, trusted, listed)
+    cosigned = sum(listed[v] for v in cosigners)
+    if require_cosigned and not quorum_reached(cosigned, total):
+        raise CertificateError(f"certificate.log.checkpoint: validators holding {cosigned} of "
+                               f"{total} power cosigned it, not more than two thirds")
     return {"candidate": cert["candidate"], "parent": cert["parent"],
             "accept_power": accept, "total_power": total, "voters": voters,
-            "log_size": size, "log_root": log_root, "checkpoint_origin": origin}
+            "log_size": size, "log_root": log_root, "checkpoint_origin": origin,
+            "cosigned_by": cosigners, "cosigned_power": cosigned}
