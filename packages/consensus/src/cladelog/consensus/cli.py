@@ -440,10 +440,15 @@ def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
     ledger = current_ledger(dep)
     record = ledger.proposal(candidate)
     wanted = {v["digest"] for v in record["votes"].values() if v["decision"] == "accept"}
-    proposal_event = policy_event = None
+    proposal_event = policy_event = opened_event = None
     votes = []
     for event in dep.store.read(types=("consensus.proposed", "consensus.voted",
-                                       "consensus.policy_set")):
+                                       "consensus.policy_set", "consensus.proposal_opened")):
+        if event.type == "consensus.proposal_opened":
+            if proposal_event is not None and opened_event is None \
+                    and event.position == proposal_event.position + 1:
+                opened_event = event
+            continue
         if event.type == "consensus.policy_set":
             policy = event.data.get("policy")
             if isinstance(policy, dict) and policy.get("version") == \
@@ -478,7 +483,7 @@ def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
                     and isinstance(e.data.get("note"), str)]
         checkpoint = {**checkpoint, "note": merge_cosignatures(checkpoint["note"], cosigned)}
     doc = build_certificate(record, proposal_event, policy_event, votes, dep.store,
-                            checkpoint)
+                            checkpoint, opened_event=opened_event)
     path = out or f"{candidate}.cert.json"
     _write_json(path, doc)
     signed = "a signed checkpoint" if checkpoint is not None else "the head (no signed " \
