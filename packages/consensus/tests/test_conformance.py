@@ -478,3 +478,34 @@ def test_decision_a_tombstoned_member_gets_no_miss() -> None:
     out = d.tick(2)
     assert "consensus.validator_jailed" not in types(out)
     assert d.state["validators"]["v4"]["misses"] == 0
+
+
+# ---------------------------------------------------------------- accountable safety
+def test_a_second_quorum_on_an_overlapping_sibling_is_a_recorded_conflict() -> None:
+    # issue: "the second is not finalized, and the evidence slashes every validator
+    # that signed both"
+    d = Driver(FOUR)
+    d.propose("a")
+    d.propose("b")  # sibling, same window 0..1
+    for v in ("v1", "v2", "v3"):
+        d.vote(v, "a")
+    out: list[tuple[str, dict[str, Any]]] = []
+    for v in ("v2", "v3", "v4"):
+        out += d.vote(v, "b")
+    # v2 and v3 signed both: each slashed floor(10 / 2) = 5 and tombstoned
+    assert slashed(out) == {"v2": 5, "v3": 5}
+    conflict = dict(out)["consensus.conflict_recorded"]
+    # b's accepts hold 30 of 40 (90 > 80); the double signers hold 20 of 40 > 1/3
+    assert conflict == {
+        "candidates": ["a", "b"],
+        "double_signers": ["v2", "v3"],
+        "epoch": 0,
+        "double_signer_power": 20,
+        "total_power": 40,
+    }
+    assert d.outcome("b") == "open"
+    d.tick(2)
+    assert (d.outcome("b"), d.state["proposals"]["b"]["reason"]) == (
+        "not_finalized",
+        "sibling_finalized",
+    )
