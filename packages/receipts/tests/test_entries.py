@@ -48,22 +48,24 @@ def _mut(path: list[Any], value: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("path", "value", "match"), [
-    (["seq"], -1, r"entry\.seq: must lie in"),
-    (["seq"], True, r"entry\.seq: must be an integer"),
+    (["seq"], -1, r"entry\.seq: must be an integer in \[0, 9007199254740991\], got -1$"),
+    (["seq"], True, r"entry\.seq: must be an integer .*, got boolean true$"),
     (["prev"], "xyz", r"entry\.prev: must be 64"),
     (["kind"], "bogus", r"entry\.kind: must be one of"),
-    (["extra"], 1, r"entry\.extra: unknown member"),
+    (["extra"], 1, r"entry\.extra: is not a known field$"),
     (["epoch"], KeyError, r"entry\.epoch: is required"),
     (["stages"], [], r"entry\.stages: must be a list of 2"),
     (["stages", 0, "name"], "long", r"entry\.stages\[0\]\.name: must be 'short'"),
     (["stages", 1, "results", "wins"], -1, r"stages\[1\]\.results\.wins: must be a non-neg"),
-    (["stages", 1, "results", "wins"], 2**60, r"results\.wins: must be at most 2\*\*53"),
+    (["stages", 1, "results", "wins"], 2**60, r"results\.wins: integer out of range, must be "
+                                               r"<= 2\*\*53 - 1$"),
     (["stages", 0, "elo"], float("nan"), r"stages\[0\]\.elo: must be finite"),
     (["stages", 0, "elo"], "12", r"stages\[0\]\.elo: must be a number"),
     (["stages", 0, "half_width"], -1, r"half_width: must be >= 0"),
     (["stages", 0, "pass"], 1, r"stages\[0\]\.pass: must be true or false"),
     (["stages", 0, "criterion", "type"], "x", r"criterion\.type: must be one of"),
-    (["candidate", "name"], "", r"candidate\.name: must not be empty"),
+    (["candidate", "name"], "", r"candidate\.name: must be a non-empty string, got string ''$"),
+    (["candidate", "name"], " \t", r"candidate\.name: must not be blank$"),
     (["candidate", "name"], "a\x00b", r"candidate\.name: control character"),
 ])
 def test_bad_fields_are_named(path: list[Any], value: Any, match: str) -> None:

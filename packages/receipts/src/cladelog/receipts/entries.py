@@ -21,13 +21,14 @@ module is pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import math
 import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 import attrs
+from cladelog.core import fields
 from cladelog.core.canonical import CanonicalError, canonical_bytes
 from cladelog.core.fields import MAX_SAFE_INTEGER
 
@@ -264,61 +265,28 @@ def entry_hash(entry: Mapping[str, Any] | Entry) -> str:
 
 
 # ------------------------------------------------------------------------ field checks
+# The common rules (objects and their members, integers and counts in the safe range,
+# finite numbers, booleans, how a bad value is shown) are core's (cladelog.core.fields);
+# here they raise EntryError. Bounded, printable text and the claim bounds are receipts'.
+
+_shown = fields.shown
+_bool = functools.partial(fields.require_bool, error=EntryError)
+_count = functools.partial(fields.safe_count, error=EntryError)
 
 
-def _shown(value: object) -> str:
-    if isinstance(value, bool) or value is None:
-        return repr(value)
-    if isinstance(value, int):
-        bits = value.bit_length()
-        return repr(value) if bits <= 64 else f"an integer of {bits} bits"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, str):
-        return repr(value[:40] + ("..." if len(value) > 40 else ""))
-    return type(value).__name__
+def _int(value: object, path: str) -> int:
+    return fields.require_int(value, path, error=EntryError)
 
 
 def _object(value: object, path: str, required: tuple[str, ...],
             optional: tuple[str, ...] = ()) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise EntryError(f"{path}: must be an object, got {_shown(value)}")
-    allowed = set(required) | set(optional)
-    for key in value:
-        if key not in allowed:
-            name = key if isinstance(key, str) else repr(key)
-            raise EntryError(f"{path}.{name}: unknown member "
-                             f"(allowed: {', '.join(sorted(allowed))})")
-    for key in required:
-        if key not in value:
-            raise EntryError(f"{path}.{key}: is required")
-    return value
-
-
-def _int(value: object, path: str, low: int = 0, high: int = MAX_COUNT) -> int:
-    if type(value) is not int:
-        raise EntryError(f"{path}: must be an integer, got {_shown(value)}")
-    if not low <= value <= high:
-        raise EntryError(f"{path}: must lie in [{low}, {high}], got {_shown(value)}")
-    return value
-
-
-def _count(value: object, path: str) -> int:
-    if type(value) is not int or value < 0:
-        raise EntryError(f"{path}: must be a non-negative integer, got {_shown(value)}")
-    if value > MAX_COUNT:
-        raise EntryError(f"{path}: must be at most 2**53 - 1, got {_shown(value)}")
-    return value
+    obj = fields.require_mapping(value, path, EntryError)
+    fields.check_keys(obj, path, frozenset(required), frozenset(optional), EntryError)
+    return obj
 
 
 def _number(value: object, path: str, bound: float = _MAX_CLAIM) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise EntryError(f"{path}: must be a number, got {_shown(value)}")
-    if isinstance(value, int) and abs(value) > bound:
-        raise EntryError(f"{path}: must lie in [-{bound:g}, {bound:g}], got {_shown(value)}")
-    number = float(value)
-    if not math.isfinite(number):
-        raise EntryError(f"{path}: must be finite, got {_shown(value)}")
+    number = fields.finite_number(value, path, EntryError)
     if abs(number) > bound:
         raise EntryError(f"{path}: must lie in [-{bound:g}, {bound:g}], got {_shown(value)}")
     return number
@@ -332,29 +300,22 @@ def _unit(value: object, path: str) -> float:
 
 
 def _text(value: object, path: str, limit: int = _MAX_NAME, multiline: bool = False) -> str:
-    if not isinstance(value, str):
-        raise EntryError(f"{path}: must be a string, got {_shown(value)}")
-    if not value.strip():
-        raise EntryError(f"{path}: must not be empty")
-    if len(value) > limit:
-        raise EntryError(f"{path}: must be at most {limit} characters, got {len(value)}")
-    for i, c in enumerate(value):
+    text = fields.require_string(value, path, EntryError)
+    if not text.strip():
+        raise EntryError(f"{path}: must not be blank")
+    if len(text) > limit:
+        raise EntryError(f"{path}: must be at most {limit} characters, got {len(text)}")
+    for i, c in enumerate(text):
         if (c < " " and not (multiline and c in "\n\t")) or c == "\x7f":
             raise EntryError(f"{path}: control character U+{ord(c):04X} at offset {i}")
         if "\ud800" <= c <= "\udfff":
             raise EntryError(f"{path}: lone surrogate at offset {i}")
-    return value
+    return text
 
 
 def _choice(value: object, path: str, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise EntryError(f"{path}: must be one of {', '.join(choices)}, got {_shown(value)}")
-    return value
-
-
-def _bool(value: object, path: str) -> bool:
-    if type(value) is not bool:
-        raise EntryError(f"{path}: must be true or false, got {_shown(value)}")
     return value
 
 
