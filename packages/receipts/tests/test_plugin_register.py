@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from cladelog.core import ConcurrencyError, NewEvent
+from cladelog.core import ConcurrencyError, InputError, NewEvent
 from cladelog.core.canonical import canonical_bytes
 from cladelog.receipts import (
     ClaimMismatchError,
@@ -19,6 +19,7 @@ from cladelog.receipts import (
     make_receipt,
 )
 from cladelog.receipts.dsse import PAYLOAD_TYPE_INTOTO, pae
+from cladelog.receipts.register import read_receipts_json
 from receipts_helpers import Chain, Keys, gain_test, register_events
 
 
@@ -337,3 +338,27 @@ def test_same_json_is_canonical_equality(a: Any, b: Any, same: bool) -> None:
 
     assert same_json(a, b) is same and same_json(b, a) is same
     assert same is (canonical_bytes(a) == canonical_bytes(b))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"a": 1}', [{"a": 1}]),
+    ('[{"a": 1}, {"b": 2}]', [{"a": 1}, {"b": 2}]),
+    ('{"a": 1}\n\n{"b": 2}\n', [{"a": 1}, {"b": 2}]),
+    ('{\n  "a": 1\n}\n', [{"a": 1}]),
+])
+def test_read_receipts_json_reads_an_object_an_array_or_jsonl(text: str,
+                                                             expected: list[Any]) -> None:
+    assert read_receipts_json(text, "f") == expected
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("  \n", r"^f: empty file$"),
+    ('{"a": 1}\n{"b": NaN}\n', r"^f:2: invalid JSON \(NaN is not valid JSON\)$"),
+    ('{"a": 1}\n{"b": 2}\n{"c": 1, "c": 2}\n', r"^f:3: invalid JSON \(duplicate member 'c'\)$"),
+    ('[{"a": 1}]\n[{"b": 2}]\n', r"^f: invalid JSON \(Extra data"),
+    ('{"a": 1} {"b": 2}', r"^f: invalid JSON \(Extra data"),
+    ('{"a": 1e999}', r"^f: invalid JSON \(number 1e999 is out of range for a double\)$"),
+])
+def test_read_receipts_json_is_strict(text: str, match: str) -> None:
+    with pytest.raises(InputError, match=match):  # core's JSONInputError, or ReceiptInputError
+        read_receipts_json(text, "f")

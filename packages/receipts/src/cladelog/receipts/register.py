@@ -24,7 +24,6 @@ Every command validates its input completely against the replayed
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -637,21 +636,19 @@ class Register:
 
 
 def read_receipts_json(text: str, where: str) -> list[Any]:
-    """Parse one envelope (JSON object), a JSON array of envelopes, or JSONL."""
-    from cladelog.core import loads_strict as parse_json_text
+    """Parse one envelope (JSON object), a JSON array of envelopes, or JSONL (core's strict
+    reader, :func:`cladelog.core.loads_strict`, for every document)."""
+    from cladelog.core import JSONInputError, loads_strict
 
     stripped = text.strip()
     if not stripped:
         raise ReceiptInputError(f"{where}: empty file")
-    lines = [ln for ln in stripped.splitlines() if ln.strip()]
-    if stripped.startswith("[") or len(lines) == 1:
-        doc = parse_json_text(stripped, where)
-        return doc if isinstance(doc, list) else [doc]
     try:
-        json.loads(stripped)
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data":  # several documents: JSONL
-            return [parse_json_text(ln, f"{where}:{n}") for n, ln in enumerate(lines, 1)]
-    except (ValueError, RecursionError):
-        pass
-    return [parse_json_text(stripped, where)]
+        doc = loads_strict(stripped, where)
+    except JSONInputError as exc:
+        lines = [ln for ln in stripped.splitlines() if ln.strip()]
+        several = (exc.reason or "").startswith("Extra data") and len(lines) > 1
+        if not several or stripped.startswith("["):
+            raise
+        return [loads_strict(ln, f"{where}:{n}") for n, ln in enumerate(lines, 1)]
+    return doc if isinstance(doc, list) else [doc]
