@@ -110,3 +110,25 @@ def test_seq_zero_needs_the_genesis_prev_and_reversion_an_earlier_seq() -> None:
 def test_hostile_shapes_raise_entry_error(value: Any) -> None:
     with pytest.raises(EntryError):
         parse_entry(value)
+
+
+def _reversion(reason: str) -> dict[str, Any]:
+    return {"seq": 3, "prev": "ab" * 32, "kind": "reversion", "reverts": 1, "reason": reason}
+
+
+@pytest.mark.parametrize(("path", "value", "match"), [
+    (["candidate", "name"], "a\nb", r"candidate\.name: control character U\+000A at offset 1$"),
+    (["candidate", "name"], "ab\tc", r"candidate\.name: control character U\+0009 at offset 2$"),
+    (["candidate", "name"], "x\x7f", r"candidate\.name: control character U\+007F at offset 1$"),
+    (["candidate", "name"], "xy\ud800", r"candidate\.name: lone surrogate at offset 2$"),
+    (["candidate", "version"], "1" * 257, r"candidate\.version: must be at most 256 characters"),
+])
+def test_names_are_single_printable_lines(path: list[Any], value: Any, match: str) -> None:
+    _bad(_mut(path, value), match)
+
+
+def test_a_reason_may_span_lines_but_holds_no_other_control_character() -> None:
+    assert parse_entry(_reversion("line one\n\tline two")).reason == "line one\n\tline two"  # type: ignore[union-attr]
+    _bad(_reversion("a\r\nb"), r"entry\.reason: control character U\+000D at offset 1$")
+    _bad(_reversion("ok\x1b[31m"), r"entry\.reason: control character U\+001B at offset 2$")
+    _bad(_reversion("\udfff"), r"entry\.reason: lone surrogate at offset 0$")

@@ -72,6 +72,9 @@ _MAX_BOUND: Final = 2000.0  # SPRT bounds, as cladelog.core.elo.MAX_BOUND
 _MAX_NAME: Final = 256
 _MAX_REASON: Final = 4000
 _HEX64 = re.compile(r"[0-9a-f]{64}", re.ASCII)
+# control characters and lone surrogates; a multi-line text (a reason) may hold \n and \t
+_BAD_IN_NAME = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+_BAD_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
 
 
 # --------------------------------------------------------------------------- the model
@@ -278,10 +281,14 @@ def _int(value: object, path: str) -> int:
     return fields.require_int(value, path, error=EntryError)
 
 
-def _object(value: object, path: str, required: tuple[str, ...],
-            optional: tuple[str, ...] = ()) -> Mapping[str, Any]:
+def _object(value: object, path: str, required: frozenset[str],
+            optional: frozenset[str] = frozenset()) -> Mapping[str, Any]:
+    # A well-formed object passes on one set comparison; anything else goes through core's
+    # checks, which raise with core's message (or accept a Mapping that is not a dict).
+    if type(value) is dict and required <= value.keys() <= required | optional:
+        return value
     obj = fields.require_mapping(value, path, EntryError)
-    fields.check_keys(obj, path, frozenset(required), frozenset(optional), EntryError)
+    fields.check_keys(obj, path, required, optional, EntryError)
     return obj
 
 
@@ -305,11 +312,12 @@ def _text(value: object, path: str, limit: int = _MAX_NAME, multiline: bool = Fa
         raise EntryError(f"{path}: must not be blank")
     if len(text) > limit:
         raise EntryError(f"{path}: must be at most {limit} characters, got {len(text)}")
-    for i, c in enumerate(text):
-        if (c < " " and not (multiline and c in "\n\t")) or c == "\x7f":
+    bad = (_BAD_IN_TEXT if multiline else _BAD_IN_NAME).search(text)
+    if bad is not None:
+        i, c = bad.start(), bad.group()
+        if c < "\ud800":
             raise EntryError(f"{path}: control character U+{ord(c):04X} at offset {i}")
-        if "\ud800" <= c <= "\udfff":
-            raise EntryError(f"{path}: lone surrogate at offset {i}")
+        raise EntryError(f"{path}: lone surrogate at offset {i}")
     return text
 
 
@@ -321,15 +329,23 @@ def _choice(value: object, path: str, choices: tuple[str, ...]) -> str:
 
 # ---------------------------------------------------------------------------- parsing
 
+_ARTIFACT: Final = frozenset({"name", "version", "digest"})
+_ORACLE: Final = frozenset({"name", "version"})
+_FIXED: Final = frozenset({"type", "threshold"})
+_SPRT: Final = frozenset({"type", "elo0", "elo1", "alpha", "beta", "model", "llr"})
+_STAGE: Final = frozenset({"name", "results", "elo", "half_width", "criterion", "pass"})
+_STAGE_OPTIONAL: Final = frozenset({"nelo", "pentanomial", "games"})
+_RESULTS: Final = frozenset({"losses", "draws", "wins"})
+
 
 def _artifact(value: object, path: str) -> Artifact:
-    obj = _object(value, path, ("name", "version", "digest"))
+    obj = _object(value, path, _ARTIFACT)
     return Artifact(_text(obj["name"], f"{path}.name"), _text(obj["version"], f"{path}.version"),
                     _text(obj["digest"], f"{path}.digest"))
 
 
 def _oracle(value: object, path: str) -> OracleRef:
-    obj = _object(value, path, ("name", "version"))
+    obj = _object(value, path, _ORACLE)
     return OracleRef(_text(obj["name"], f"{path}.name"), _text(obj["version"], f"{path}.version"))
 
 
@@ -338,9 +354,9 @@ def _criterion(value: object, path: str) -> SprtCriterion | FixedCriterion:
         raise EntryError(f"{path}: must be an object, got {_shown(value)}")
     kind = _choice(value.get("type"), f"{path}.type", ("sprt", "fixed"))
     if kind == "fixed":
-        obj = _object(value, path, ("type", "threshold"))
+        obj = _object(value, path, _FIXED)
         return FixedCriterion(_number(obj["threshold"], f"{path}.threshold"))
-    obj = _object(value, path, ("type", "elo0", "elo1", "alpha", "beta", "model", "llr"))
+    obj = _object(value, path, _SPRT)
     elo0 = _number(obj["elo0"], f"{path}.elo0", _MAX_BOUND)
     elo1 = _number(obj["elo1"], f"{path}.elo1", _MAX_BOUND)
     if not elo0 < elo1:
@@ -361,11 +377,10 @@ def _pentanomial(value: object, path: str) -> tuple[int, int, int, int, int]:
 
 
 def _stage(value: object, path: str, name: str) -> Stage:
-    obj = _object(value, path, ("name", "results", "elo", "half_width", "criterion", "pass"),
-                  ("nelo", "pentanomial", "games"))
+    obj = _object(value, path, _STAGE, _STAGE_OPTIONAL)
     if obj["name"] != name:
         raise EntryError(f"{path}.name: must be {name!r}, got {_shown(obj['name'])}")
-    res = _object(obj["results"], f"{path}.results", ("losses", "draws", "wins"))
+    res = _object(obj["results"], f"{path}.results", _RESULTS)
     results = Results(*(_count(res[k], f"{path}.results.{k}")
                         for k in ("losses", "draws", "wins")))
     if "games" in obj and _count(obj["games"], f"{path}.games") != results.games:
@@ -399,11 +414,12 @@ def _stage(value: object, path: str, name: str) -> Stage:
     )
 
 
-_MEMBERS: Final[dict[str, tuple[str, ...]]] = {
-    "gain_test": ("candidate", "baseline", "oracle", "epoch", "stages"),
-    "special_path": ("candidate", "path", "reason"),
-    "epoch_change": ("oracle", "epoch", "reason"),
-    "reversion": ("reverts", "reason"),
+_COMMON: Final = ("seq", "prev", "kind")
+_MEMBERS: Final[dict[str, frozenset[str]]] = {
+    "gain_test": frozenset({*_COMMON, "candidate", "baseline", "oracle", "epoch", "stages"}),
+    "special_path": frozenset({*_COMMON, "candidate", "path", "reason"}),
+    "epoch_change": frozenset({*_COMMON, "oracle", "epoch", "reason"}),
+    "reversion": frozenset({*_COMMON, "reverts", "reason"}),
 }
 
 
@@ -412,7 +428,7 @@ def parse_entry(value: object, path: str = "entry") -> Entry:
     if not isinstance(value, Mapping):
         raise EntryError(f"{path}: must be an object, got {_shown(value)}")
     kind = _choice(value.get("kind"), f"{path}.kind", ENTRY_KINDS)
-    obj = _object(value, path, ("seq", "prev", "kind", *_MEMBERS[kind]))
+    obj = _object(value, path, _MEMBERS[kind])
     seq = _int(obj["seq"], f"{path}.seq")
     prev = obj["prev"]
     if not isinstance(prev, str) or not _HEX64.fullmatch(prev):
