@@ -17,6 +17,7 @@ from cladelog.receipts import (
     SignatureRefused,
     entries_in_window,
     make_receipt,
+    parse_verifier_key,
 )
 from cladelog.receipts.dsse import PAYLOAD_TYPE_INTOTO, pae
 from cladelog.receipts.register import read_receipts_json
@@ -362,3 +363,35 @@ def test_read_receipts_json_reads_an_object_an_array_or_jsonl(text: str,
 def test_read_receipts_json_is_strict(text: str, match: str) -> None:
     with pytest.raises(InputError, match=match):  # core's JSONInputError, or ReceiptInputError
         read_receipts_json(text, "f")
+
+
+def _fresh_state(env: Any) -> bytes:
+    return canonical_bytes(Register(env.deployment).state())
+
+
+def test_the_state_after_recording_equals_a_fresh_replay(cladelog_env: Any, reg: Register,
+                                                         chain: Chain) -> None:
+    for size in (1, 3, 2):
+        reg.record([chain.next() for _ in range(size)])
+        assert canonical_bytes(reg.state()) == _fresh_state(cladelog_env)
+    assert reg.state()["size"] == 6
+
+
+def test_an_event_appended_by_someone_else_meanwhile_is_not_missed(
+        cladelog_env: Any, reg: Register, chain: Chain, keys: Keys,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reg.record([chain.next()])
+    other = Register(cladelog_env.deployment)
+    append = reg.deployment.append
+
+    def append_after_another_writer(events: Any, **kw: Any) -> Any:
+        monkeypatch.setattr(reg.deployment, "append", append)
+        other.revoke_key(parse_verifier_key(keys.log_vkey).key_ref, reason="rotated")
+        return append(events, **kw)
+
+    monkeypatch.setattr(reg.deployment, "append", append_after_another_writer)
+    reg.record([chain.next()])
+    state = reg.state()
+    assert state["size"] == 2
+    assert [k["revoked_from"] for k in state["keys"].values() if k["role"] == "log"] == [1]
+    assert canonical_bytes(state) == _fresh_state(cladelog_env)

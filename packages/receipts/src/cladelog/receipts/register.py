@@ -368,9 +368,32 @@ class Register:
             raise SignatureRefused(f"{exc}; nothing was appended") from None
         events = [NewEvent(REGISTER_STREAM, ENTRY_RECORDED.name, p.event_data())
                   for p in prepared]
+        cached = self._cached
         recorded: list[RecordedEvent] = self.deployment.append(
             events, expected_versions={REGISTER_STREAM: state["size"]})
+        self._fold_own(cached, recorded)
         return recorded
+
+    def _fold_own(self, cached: tuple[Head, State] | None,
+                  recorded: Sequence[RecordedEvent]) -> None:
+        """Fold the events this register just appended into the cached state.
+
+        Only when they directly follow the cached head (nothing else was appended in
+        between): they are then exactly the events a re-read would return, and were
+        hashed by this very append, so reading them back and re-checking their chain
+        would only repeat that work. Otherwise :meth:`state` reads them as usual.
+        """
+        if cached is None or self._cached is not cached or not recorded:
+            return
+        head, state = cached
+        if any(e.position != head.position + i for i, e in enumerate(recorded, 1)):
+            return
+        self._cached = None  # a failure half-way must not leave a half-folded cache
+        apply = self._projection().apply
+        for event in recorded:
+            state = apply(state, event)
+        last = recorded[-1]
+        self._cached = (Head(last.position, last.hash), state)
 
     # -- keys ----------------------------------------------------------------------------
     def register_key(self, vkey: str, role: str) -> RecordedEvent:
