@@ -21,6 +21,8 @@ from cladelog.receipts import (
 )
 from cladelog.receipts.dsse import PAYLOAD_TYPE_INTOTO, pae
 from cladelog.receipts.register import read_receipts_json
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from receipts_helpers import Chain, Keys, gain_test, register_events
 
 
@@ -395,3 +397,20 @@ def test_an_event_appended_by_someone_else_meanwhile_is_not_missed(
     assert state["size"] == 2
     assert [k["revoked_from"] for k in state["keys"].values() if k["role"] == "log"] == [1]
     assert canonical_bytes(state) == _fresh_state(cladelog_env)
+
+
+_json_leaves = st.sampled_from([0, 1, 0.0, -0.0, 1.0, 20, 20.0, 0.5, True, False, None, "a", ""])
+_json_values = st.recursive(
+    _json_leaves,
+    lambda inner: st.lists(inner, max_size=3) | st.lists(inner, max_size=3).map(tuple)
+    | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2),
+    max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_values, _json_values)
+def test_same_json_agrees_with_canonical_bytes(a: Any, b: Any) -> None:
+    from cladelog.receipts.register import same_json
+
+    assert same_json(a, b) is (canonical_bytes(a) == canonical_bytes(b))
+    assert same_json(a, a)
