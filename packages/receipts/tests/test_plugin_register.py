@@ -23,7 +23,7 @@ from cladelog.receipts.dsse import PAYLOAD_TYPE_INTOTO, pae
 from cladelog.receipts.register import read_receipts_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from receipts_helpers import Chain, Keys, gain_test, register_events
+from receipts_helpers import Chain, Keys, gain_test, register_events, stage
 
 
 def _refused(env: Any, reg: Register, envelopes: list[Any], exc: type, match: str) -> None:
@@ -414,3 +414,40 @@ def test_same_json_agrees_with_canonical_bytes(a: Any, b: Any) -> None:
 
     assert same_json(a, b) is (canonical_bytes(a) == canonical_bytes(b))
     assert same_json(a, a)
+
+
+@pytest.mark.parametrize(("scale", "ok"), [
+    (1 + 4e-12, True),   # what the LLR's root finder moved between versions, at most
+    (1 + 1e-6, False),   # a recomputation that really differs
+])
+def test_verify_allows_last_digit_noise_in_the_recomputation_only(
+        cladelog_env: Any, reg: Register, chain: Chain, scale: float, ok: bool) -> None:
+    reg.record([chain.next(short=(120, 310, 140))])
+    (prepared,) = reg.prepare([chain.next(stages=[
+        stage("short", (120, 310, 150), sprt=True), stage("long", (100, 200, 300))])])
+    data = prepared.event_data()
+    recorded = data["recomputed"]["stages"][0]
+    recorded["llr"] *= scale
+    recorded["elo_upper"] *= scale
+    cladelog_env.append("receipts.entry_recorded", data, stream="receipts.register")
+    report = reg.verify()
+    assert report.ok is ok, report.failure
+    if not ok:
+        assert report.failure is not None and "recorded recomputation" in report.failure
+
+
+@pytest.mark.parametrize(("a", "b", "same"), [
+    (1.0, 1.0 + 1e-12, True),
+    (1e6, 1e6 * (1 + 5e-10), True),
+    (1e-12, 0.0, True),            # absolute below 1
+    (1.0, 1.0 + 1e-8, False),
+    (True, 1.0, False),            # still never a boolean for a number
+    ("1.0", "1.0000000000001", False),
+    (2**1100, 2**1100 + 1, False),  # beyond the float range: exact equality only
+])
+def test_same_json_with_a_tolerance(a: Any, b: Any, same: bool) -> None:
+    from cladelog.receipts.register import RECOMPUTATION_TOLERANCE, same_json
+
+    assert same_json({"x": [a]}, {"x": [b]}, RECOMPUTATION_TOLERANCE) is same
+    assert same_json(b, a, RECOMPUTATION_TOLERANCE) is same
+    assert same_json(a, b) is (a == b and type(a) is type(b))

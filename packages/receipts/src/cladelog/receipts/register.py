@@ -69,6 +69,7 @@ from .settings import ON_MISMATCH
 
 __all__ = [
     "KEY_ROLES",
+    "RECOMPUTATION_TOLERANCE",
     "PreparedEntry",
     "Register",
     "RegisterReport",
@@ -254,39 +255,54 @@ class _Fail(Exception):
 
 _NUMBERS: Final = (int, float)  # not bool: type(True) is bool
 _ARRAYS: Final = (list, tuple)
+#: How far a recorded recomputation's numbers may lie from a fresh one in
+#: :meth:`Register.verify` (relative, or absolute below 1): the arithmetic may move in the
+#: last digits between versions (the LLR's root finder) or machines (libm), never by this.
+RECOMPUTATION_TOLERANCE: Final = 1e-9
 
 
-def same_json(a: object, b: object) -> bool:
+def same_json(a: object, b: object, tolerance: float = 0.0) -> bool:
     """True iff two JSON values have the same RFC 8785 canonical form (without encoding them).
 
     Numbers compare by value (``20`` equals ``20.0``: both encode as ``20``), but a
-    boolean never equals a number, and objects need the same keys.
+    boolean never equals a number, and objects need the same keys. With ``tolerance``,
+    two numbers are also the same when they differ by at most ``tolerance`` times the
+    larger magnitude (or 1, whichever is larger).
     """
     ta, tb = type(a), type(b)
     if ta is not tb:
         if ta in _NUMBERS and tb in _NUMBERS:
-            return a == b
+            return a == b or _close(a, b, tolerance)  # type: ignore[arg-type]
         if ta in _ARRAYS and tb in _ARRAYS:
-            return _same_items(a, b)  # type: ignore[arg-type]
+            return _same_items(a, b, tolerance)  # type: ignore[arg-type]
         return False
     if ta is dict:
         assert isinstance(a, dict) and isinstance(b, dict)
         if a.keys() != b.keys():
             return False
         for key, value in a.items():  # noqa: SIM110 - no generator: a hot path of verify
-            if not same_json(value, b[key]):
+            if not same_json(value, b[key], tolerance):
                 return False
         return True
     if ta is list or ta is tuple:
-        return _same_items(a, b)  # type: ignore[arg-type]
-    return a == b
+        return _same_items(a, b, tolerance)  # type: ignore[arg-type]
+    if a == b:
+        return True
+    return ta in _NUMBERS and _close(a, b, tolerance)  # type: ignore[arg-type]
 
 
-def _same_items(a: Sequence[object], b: Sequence[object]) -> bool:
+def _close(a: float, b: float, tolerance: float) -> bool:
+    try:
+        return tolerance > 0.0 and abs(a - b) <= tolerance * max(1.0, abs(a), abs(b))
+    except OverflowError:  # an integer beyond the float range: only exact equality counts
+        return False
+
+
+def _same_items(a: Sequence[object], b: Sequence[object], tolerance: float) -> bool:
     if len(a) != len(b):
         return False
     for x, y in zip(a, b, strict=True):  # noqa: SIM110 - as above
-        if not same_json(x, y):
+        if not same_json(x, y, tolerance):
             return False
     return True
 
@@ -643,7 +659,7 @@ class Register:
         if prepared.leaf_hash != data["leaf_hash"]:
             raise _Fail(f"{where}: leaf_hash does not match the envelope")
         if list(prepared.flags) != data["flags"] or \
-                not same_json(prepared.recomputed, data["recomputed"]):
+                not same_json(prepared.recomputed, data["recomputed"], RECOMPUTATION_TOLERANCE):
             raise _Fail(f"{where}: the recorded recomputation or flags differ from a fresh "
                         f"one (recorded {data['flags']}, now {list(prepared.flags)})")
         tree.append_leaf_hash(bytes.fromhex(prepared.leaf_hash))
