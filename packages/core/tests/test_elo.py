@@ -834,3 +834,11 @@ def test_llr_root_finding_takes_few_evaluations(monkeypatch: pytest.MonkeyPatch)
     for case, elo0, elo1 in [*LLR_CASES, *extra]:
         llr_logistic(case, elo0, elo1)
     assert counts and max(counts) <= 15, counts
+
+
+def test_cached_samples_never_stand_for_booleans_or_other_counts() -> None:
+    first = logistic_elo([1, 2, 3])
+    with pytest.raises(EloInputError, match=r"counts\[0\]: must be a non-negative integer"):
+        logistic_elo([True, 2, 3])  # True == 1 and hashes like it: refused before any cache
+    assert logistic_elo((1, 2, 3)) == first
+    assert logistic_elo([1, 2, 4]).elo != first.elo

@@ -140,6 +140,7 @@ valid input every output is a finite float.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -322,7 +323,16 @@ def _moments(values: Sequence[float], probs: Sequence[float]) -> tuple[float, fl
 
 
 def _sample(counts: object) -> _Sample:
-    checked = _counts(counts)
+    return _sample_of(_counts(counts))
+
+
+@functools.lru_cache(maxsize=16)
+def _sample_of(checked: tuple[int, ...]) -> _Sample:
+    """The regularised sample of validated counts (plain ``int``: ``True`` never gets here).
+
+    Cached, as the sample is immutable and a pure function of the counts: the estimates
+    and the LLR of one result (a receipt's stage, say) each start from the same sample.
+    """
     weights = [float(c) if c else REGULARIZATION_EPSILON for c in checked]
     size = math.fsum(weights)
     last = len(weights) - 1
