@@ -79,7 +79,13 @@ def test_sprt_criterion_checks() -> None:
     doc["stages"][0]["criterion"] = sprt
     _bad(doc, r"criterion\.elo1: must be greater than elo0")
     doc["stages"][0]["criterion"] = sprt | {"elo0": 0, "elo1": 5, "alpha": 0.6, "beta": 0.5}
-    _bad(doc, r"criterion\.beta: alpha \+ beta must be below 1")
+    _bad(doc, r"criterion\.alpha \+ beta: must be below 1, got 1\.1$")
+    doc["stages"][0]["criterion"] = sprt | {"elo0": 0, "elo1": 5, "alpha": 0.0}
+    _bad(doc, r"criterion\.alpha: must lie in \(0, 1\), got 0\.0$")
+    doc["stages"][0]["criterion"] = sprt | {"elo0": 0, "elo1": 5, "beta": 1}
+    _bad(doc, r"criterion\.beta: must lie in \(0, 1\), got 1\.0$")
+    doc["stages"][0]["criterion"] = sprt | {"elo0": 0, "elo1": 5, "beta": "0.05"}
+    _bad(doc, r"criterion\.beta: must be a number, got string '0\.05'$")
     doc["stages"][0]["criterion"] = sprt | {"elo0": 0, "elo1": 5000}
     _bad(doc, r"criterion\.elo1: must lie in")
     doc["stages"][0]["criterion"] = sprt | {"elo0": 0, "elo1": 5, "model": "bayes"}

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import attrs
-from cladelog.core import fields
+from cladelog.core import elo, fields
 from cladelog.core.canonical import CanonicalError, canonical_bytes
 from cladelog.core.fields import MAX_SAFE_INTEGER
 
@@ -68,7 +68,6 @@ GENESIS_PREV: Final = "0" * 64
 #: Largest accepted count or sequence number (the largest integer a double holds exactly).
 MAX_COUNT: Final = MAX_SAFE_INTEGER
 _MAX_CLAIM: Final = 1e9  # magnitude bound of a claimed Elo, half-width or LLR
-_MAX_BOUND: Final = 2000.0  # SPRT bounds, as cladelog.core.elo.MAX_BOUND
 _MAX_NAME: Final = 256
 _MAX_REASON: Final = 4000
 _HEX64 = re.compile(r"[0-9a-f]{64}", re.ASCII)
@@ -299,13 +298,6 @@ def _number(value: object, path: str, bound: float = _MAX_CLAIM) -> float:
     return number
 
 
-def _unit(value: object, path: str) -> float:
-    number = _number(value, path)
-    if not 0.0 < number < 1.0:
-        raise EntryError(f"{path}: must lie in (0, 1), got {_shown(value)}")
-    return number
-
-
 def _text(value: object, path: str, limit: int = _MAX_NAME, multiline: bool = False) -> str:
     text = fields.require_string(value, path, EntryError)
     if not text.strip():
@@ -357,14 +349,16 @@ def _criterion(value: object, path: str) -> SprtCriterion | FixedCriterion:
         obj = _object(value, path, _FIXED)
         return FixedCriterion(_number(obj["threshold"], f"{path}.threshold"))
     obj = _object(value, path, _SPRT)
-    elo0 = _number(obj["elo0"], f"{path}.elo0", _MAX_BOUND)
-    elo1 = _number(obj["elo1"], f"{path}.elo1", _MAX_BOUND)
+    elo0 = _number(obj["elo0"], f"{path}.elo0", elo.MAX_BOUND)
+    elo1 = _number(obj["elo1"], f"{path}.elo1", elo.MAX_BOUND)
     if not elo0 < elo1:
         raise EntryError(f"{path}.elo1: must be greater than elo0 ({elo0:g}), got {elo1:g}")
-    alpha = _unit(obj["alpha"], f"{path}.alpha")
-    beta = _unit(obj["beta"], f"{path}.beta")
-    if not alpha + beta < 1.0:
-        raise EntryError(f"{path}.beta: alpha + beta must be below 1, got {alpha + beta!r}")
+    alpha = _number(obj["alpha"], f"{path}.alpha")
+    beta = _number(obj["beta"], f"{path}.beta")
+    try:  # alpha, beta in (0, 1) and alpha + beta < 1: the SPRT's own rule (core's elo)
+        elo.sprt_bounds(alpha, beta)
+    except elo.EloInputError as exc:  # "alpha: ...", "beta: ..." or "alpha + beta: ..."
+        raise EntryError(f"{path}.{exc}") from None
     model = _choice(obj["model"], f"{path}.model", SPRT_MODELS)
     return SprtCriterion(elo0, elo1, alpha, beta, model, _number(obj["llr"], f"{path}.llr"))
 
