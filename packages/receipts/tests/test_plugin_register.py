@@ -451,3 +451,12 @@ def test_same_json_with_a_tolerance(a: Any, b: Any, same: bool) -> None:
     assert same_json({"x": [a]}, {"x": [b]}, RECOMPUTATION_TOLERANCE) is same
     assert same_json(b, a, RECOMPUTATION_TOLERANCE) is same
     assert same_json(a, b) is (a == b and type(a) is type(b))
+
+
+def test_a_state_held_before_recording_does_not_change_under_the_caller(
+        reg: Register, chain: Chain) -> None:
+    reg.record([chain.next()])
+    held = reg.state()
+    reg.record([chain.next()])  # as a caller that reads the seq it recorded from `held`
+    assert held["size"] == 1
+    assert reg.state()["size"] == 2

@@ -319,6 +319,8 @@ class Register:
                                     f"got {self.on_mismatch!r}")
         self.settings = settings
         self._cached: tuple[Head, State] | None = None
+        # events this register appended right after the cached head, not folded yet
+        self._own: tuple[tuple[Head, State], tuple[RecordedEvent, ...]] | None = None
 
     # -- reading -------------------------------------------------------------------------
     def state(self) -> State:
@@ -329,6 +331,7 @@ class Register:
         are read, so recording batch after batch costs nothing per entry already
         held. The returned object is shared with that cache: do not mutate it.
         """
+        self._fold_own_events()
         store = self.deployment.store
         if self._cached is None:
             proj = self._projection()
@@ -409,18 +412,26 @@ class Register:
 
     def _fold_own(self, cached: tuple[Head, State] | None,
                   recorded: Sequence[RecordedEvent]) -> None:
-        """Fold the events this register just appended into the cached state.
+        """Keep the events this register just appended, for :meth:`state` to fold.
 
         Only when they directly follow the cached head (nothing else was appended in
         between): they are then exactly the events a re-read would return, and were
         hashed by this very append, so reading them back and re-checking their chain
-        would only repeat that work. Otherwise :meth:`state` reads them as usual.
+        would only repeat that work. They are folded at the next :meth:`state` call, not
+        here, so a state a caller got before recording does not change under it.
         """
+        self._own = None
         if cached is None or self._cached is not cached or not recorded:
             return
-        head, state = cached
-        if any(e.position != head.position + i for i, e in enumerate(recorded, 1)):
+        head = cached[0]
+        if all(e.position == head.position + i for i, e in enumerate(recorded, 1)):
+            self._own = (cached, tuple(recorded))
+
+    def _fold_own_events(self) -> None:
+        own, self._own = self._own, None
+        if own is None or own[0] is not self._cached:
             return
+        (_, state), recorded = own
         self._cached = None  # a failure half-way must not leave a half-folded cache
         apply = self._projection().apply
         for event in recorded:
