@@ -145,7 +145,7 @@ def test_every_write_path_copies_facts_a_snapshot_holds() -> None:
     writes = [lambda obj: live._write(obj, "k1", 1),
               lambda obj: live._silent_delete(obj, "k1"),
               lambda obj: fold._write_all(live._index, live._relink, obj, obj.id, [("k2", 2)]),
-              lambda obj: fold.write_pairs_py(context(), obj, obj.id, {"k3": 3})]
+              lambda obj: fold.write_pairs(context(), obj, obj.id, {"k3": 3})]
     for write in writes:
         live.settle()
         revision = live.revisions()[-1]

@@ -22,7 +22,6 @@ from typing import Any, Final, NamedTuple
 import attrs
 from cladelog.core.canonical import canonical_digest
 
-from ._accel import compiled
 from .errors import GraphEngineError, ReplayError, TemplateError
 from .expr import compile_expression
 from .jsvalue import MAX_SAFE as _SAFE
@@ -282,8 +281,7 @@ class Engine:
             self._discover(obj)
 
     def _create(self, oid: str, kind: str) -> GraphObject:
-        obj = GraphObject(oid, kind) if _NEW_OBJECT is None else _NEW_OBJECT(GraphObject, oid,
-                                                                              kind)
+        obj = GraphObject(oid, kind)
         self._objects[oid] = obj
         self._index.setdefault("_id", {})[oid] = None
         if not self._replaying:
@@ -1834,9 +1832,3 @@ def _normalize_seed(seed: Mapping[str, Any]) -> dict[str, Any]:
             normalized.append(_json_copy(item, f"seed.{group}[{i}]"))
         out[group] = normalized
     return out
-
-
-#: The compiled ``new_object(cls, oid, kind)``: what ``GraphObject(oid, kind)`` makes, in
-#: about 0.4 µs instead of 0.7 (None without the compiled module; ``GraphObject.__init__``
-#: is the reference).
-_NEW_OBJECT: Final = compiled("new_object")

@@ -23,9 +23,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final, Protocol
 
 import attrs
+import orjson
 from cladelog.core import EventType
-
-from ._accel import compiled
 
 __all__ = [
     "EVENT_TYPES",
@@ -350,27 +349,55 @@ def session_stream(session_id: str) -> str:
     return STREAM_PREFIX + session_id
 
 
-#: Encodes packed columns like ``json.dumps(..., allow_nan=False, separators=(",", ":"))``.
+#: Encodes packed columns like ``json.dumps(..., allow_nan=False, separators=(",", ":"))``
+#: where orjson cannot (an integer beyond 64 bits, a lone surrogate).
 #: The circular-reference check is off: records are fresh JSON trees built by the engine (no
-#: value contains itself), and skipping the check saves ~15% of the encoding.
+#: value contains itself).
 _PACK_ENCODER: Final = json.JSONEncoder(allow_nan=False, separators=(",", ":"),
                                         check_circular=False)
 _EFFECTS: Final = frozenset({"cast", "uncast"})
 
 
-#: The compiled module's writer of the same text as ``_PACK_ENCODER`` for plain values
-#: (None for anything else, and without the module).
-_ENCODE_JSON: Final = compiled("encode_json")
-
-
 def _encode_pack(value: Any) -> str:
-    """``_PACK_ENCODER.encode(value)``: written by the compiled module when it can (the same
-    text; tests compare them), else by the json module, which also raises its errors."""
-    if _ENCODE_JSON is not None:
-        text = _ENCODE_JSON(value)
-        if text is not None:
-            return text  # type: ignore[no-any-return]
-    return _PACK_ENCODER.encode(value)
+    """The compact JSON text of ``value``, written by orjson.
+
+    A record holds only fact values (finite numbers: ``to_fact_value`` turns NaN and the
+    infinities into null before anything is recorded), strings, booleans, null, lists and
+    objects; orjson writes them as one JSON text (UTF-8, not ``\\u`` escapes) that any
+    JSON reader gives back unchanged. What orjson refuses (an integer beyond 64 bits, a
+    lone surrogate) is written by the json module, which also raises its errors
+    (``ValueError`` for NaN, ``TypeError`` for a value that is not JSON)."""
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return _PACK_ENCODER.encode(value)
+
+
+def _check_finite(value: Any) -> None:
+    """Raise ``ValueError`` if ``value`` holds NaN or an infinity (which orjson would write
+    as null, where the log must refuse them, as the json module and core's encoder do)."""
+    tp = type(value)
+    if tp is float:
+        if value - value != 0.0:  # inf - inf and nan - nan are nan; finite gives 0.0
+            raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+    elif tp is list or tp is tuple:
+        for item in value:
+            if type(item) is not str:
+                _check_finite(item)
+    elif tp is dict:
+        for item in value.values():
+            if type(item) is not str:
+                _check_finite(item)
+
+
+def _decode_pack(text: str | bytes) -> Any:
+    """The value of a JSON text that :func:`_encode_pack` (or an older writer) wrote: orjson
+    reads it, and the json module what orjson refuses (a lone surrogate's escape, say), so
+    that every text an older version wrote reads as before. ``ValueError`` if neither can."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 class RecordPacker:
@@ -468,6 +495,8 @@ class RecordPacker:
         if self._mutation is not None:  # its effects might go on in the next pack
             self._clean = False
             self._close()
+        _check_finite(self._v)
+        _check_finite(self._other)
         encode = _encode_pack
         columns = {"order": "".join(self._order), "rev": self._rev, "id": self._id,
                    "n": self._n, "k": self._k, "v": self._v, "cast": self._cast,
@@ -563,7 +592,7 @@ def pack_records(records: Sequence[tuple[str, Any]]) -> dict[str, Any]:
 
 
 class Packer(Protocol):
-    """What :func:`new_packer` gives: :class:`RecordPacker`, or its compiled twin."""
+    """What :func:`new_packer` gives (:class:`RecordPacker`)."""
 
     def __len__(self) -> int: ...
 
@@ -572,33 +601,8 @@ class Packer(Protocol):
     def seal(self) -> dict[str, Any]: ...
 
 
-def _compiled_packer() -> type | None:
-    """:class:`RecordPacker` with ``add`` compiled (``_speedups.Packer``), or None."""
-    base = compiled("Packer")
-    if base is None:
-        return None
-
-    class CompiledRecordPacker(base):  # type: ignore[misc,valid-type]
-        """:class:`RecordPacker` whose ``add`` (and ``_close``) are compiled: the same
-        columns, so the same ``seal``, which it shares."""
-
-        __slots__ = ()
-        seal = RecordPacker.seal
-
-        def __new__(cls) -> Any:
-            return super().__new__(cls, record_status)
-
-    return CompiledRecordPacker
-
-
-_COMPILED_PACKER: Final = _compiled_packer()
-
-
 def new_packer() -> Packer:
-    """A new :class:`RecordPacker`: the compiled one when the module is there (tests hold
-    both to the same events), else the Python class."""
-    if _COMPILED_PACKER is not None:
-        return _COMPILED_PACKER()  # type: ignore[no-any-return]
+    """A new :class:`RecordPacker`."""
     return RecordPacker()
 
 
@@ -613,7 +617,7 @@ def packed_columns(data: Any) -> dict[str, Any]:
 
     Raises ``ValueError`` when they are not.
     """
-    cols = json.loads(data["columns"])
+    cols = _decode_pack(data["columns"])
     if type(cols) is not dict or any(type(cols.get(k)) is not list for k in _COLUMNS[1:]):
         raise ValueError("columns: not an object of the packed columns")
     order = cols["order"]
@@ -642,7 +646,7 @@ def unpack_records(data: Any) -> list[tuple[str, Any]]:
     Raises ``ValueError`` when its columns are not consistent (see :func:`packed_columns`).
     """
     cols = packed_columns(data)
-    audit = json.loads(data["audit"])
+    audit = _decode_pack(data["audit"])
     targets, causes = audit["target"], audit["cause"]
     if len(targets) != len(cols["rev"]) or len(causes) != len(targets):
         raise ValueError("audit: not one target and cause per columnar mutation")

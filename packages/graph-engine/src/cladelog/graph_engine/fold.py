@@ -40,20 +40,18 @@ same engine.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from ._accel import compiled
 from .engine import _LINK_KEYS, _LOAD_STRIDE, Engine, EngineConfig, Provider, RecordSink
-from .events import packed_columns
+from .events import _decode_pack, packed_columns
 from .jsvalue import UNDEFINED, js_same
 from .objects import GraphObject, own_facts
 
-__all__ = ["Unfoldable", "apply_run_py", "fold_records", "packed_chunk", "packed_replay_data",
-           "write_pairs_py"]
+__all__ = ["Unfoldable", "apply_run", "fold_records", "packed_chunk", "packed_replay_data",
+           "write_pairs"]
 
 _intern: Final = sys.intern
 #: What a malformed record raises while it is applied (ValueError includes the engine's
@@ -99,55 +97,25 @@ def fold_records(
 
 def packed_chunk(data: Any) -> Any:
     """The columns of a ``graph_engine.records_packed`` data object (schema version 2 or
-    3, whose columns are the same) as :func:`fold_records` takes them: parsed by the
-    compiled module straight into arrays when it is there and the text is plain, else
+    3, whose columns are the same) as :func:`fold_records` takes them:
     :func:`.events.packed_columns` (whose ``ValueError`` says what is wrong)."""
-    if _Columns is not None and type(data) is dict:
-        text = data.get("columns")
-        if type(text) is str:
-            try:
-                return _Columns(text, data.get("count"), _SCAN)
-            except ValueError:
-                pass  # left to the Python parser, which checks and words it
     return packed_columns(data)
 
 
 def packed_replay_data(stored: bytes) -> Any:
     """A packed event's data, less its ``audit``, from the bytes the log stores (a decoder
     for core's chain-checked read, ``raw_decoders``): a replay reads the columns and never
-    the audit, which is most of a pack's bytes.
-
-    The compiled module finds the columns text in the stored bytes, checking that the audit
-    before it is a well-formed JSON string without building it; then only the small fields
-    after the columns are parsed. Without the module, or for bytes it does not vouch for,
-    all of them are parsed. Either way the bytes are read as core's read parses data (UTF-8,
-    one JSON value, nothing after it), ``ValueError`` when they are not, and both ways give
-    the same object for the same bytes."""
-    if _split is not None and type(stored) is bytes:
-        found = _split(stored)
-        if found is not None:
-            text, end = found
-            rest = _parse(stored[end + 1:], "{")  # the fields after the columns
-            if type(rest) is dict and "audit" not in rest and "columns" not in rest:
-                data = {"columns": text}  # in the stored order, as the full parse gives it
-                data.update(rest)
-                return data
-    data = _parse(stored, "")
+    the audit, which is dropped as soon as it is read. orjson reads the bytes (the audit is
+    one JSON string to it, which it reads at memory speed); the json module reads what
+    orjson refuses, so the bytes are read as core's read parses data (UTF-8, one JSON value,
+    nothing after it), ``ValueError`` when they are not."""
+    try:
+        data = _decode_pack(stored)
+    except UnicodeDecodeError:
+        raise ValueError("data: not UTF-8") from None
     if type(data) is dict:
         data.pop("audit", None)
     return data
-
-
-def _parse(stored: bytes, before: str) -> Any:
-    """``before`` and the UTF-8 ``stored`` as one JSON value, as core's read parses data."""
-    text = before + bytes(stored).decode("utf-8")
-    try:
-        value, end = _SCAN(text, 0)
-    except StopIteration:
-        raise ValueError("data: not JSON") from None
-    if end != len(text):
-        raise ValueError("data: text after the JSON value")
-    return value
 
 
 class _Fold:
@@ -175,7 +143,7 @@ class _Fold:
 
     def feed_columns(self, cols: Any) -> None:
         """Apply the records of a packed event's columns (see ``events.RecordPacker``):
-        a dict from :func:`.events.packed_columns` or the compiled module's ``Columns``."""
+        a dict from :func:`.events.packed_columns`."""
         try:
             self._feed_columns(cols)
         except _MALFORMED as exc:
@@ -226,21 +194,18 @@ class _Fold:
         """The columnar mutations are applied as they come, their casts right after: the
         packer made sure every effect of such a mutation is a cast of its object at one of
         its writes, recorded before anything but provider errors. Each run of columnar
-        letters (``m``, ``c``) goes to :func:`apply_run` (compiled when it can be); each run
+        letters (``m``, ``c``) goes to :func:`apply_run`; each run
         of whole records (``o``) goes through :meth:`_feed`, in order. A cast is still
         checked to belong to the columnar mutation right before it, since a replay must
         refuse what the general path refuses."""
         eng = self.engine
-        if type(cols) is dict:
-            order, other = cols["order"], cols["other"]
-            columns = (cols["rev"], cols["id"], cols["n"], cols["k"], cols["v"], cols["cast"],
-                       cols["write"])
+        order, other = cols["order"], cols["other"]
+        columns = (cols["rev"], cols["id"], cols["n"], cols["k"], cols["v"], cols["cast"],
+                   cols["write"])
 
-            def run(context: tuple[Any, ...], lo: int, hi: int, state: tuple[Any, ...]
-                    ) -> tuple[Any, ...]:
-                return apply_run_py(context, columns, order, lo, hi, state)
-        else:  # parsed by the compiled module
-            order, other, run = cols.order, cols.other, cols.run
+        def run(context: tuple[Any, ...], lo: int, hi: int, state: tuple[Any, ...]
+                ) -> tuple[Any, ...]:
+            return apply_run(context, columns, order, lo, hi, state)
         end = len(order)
         # m, c, kv: the next mutation, cast and write; last: the object of the columnar
         # mutation whose casts may follow (None after any whole record but an error) and
@@ -277,8 +242,8 @@ class _Fold:
         return state
 
     def _context(self, concepts: bool = True) -> tuple[Any, ...]:
-        """What :func:`apply_run_py` and :func:`write_pairs_py` (and their compiled
-        versions) write through: see :func:`apply_run_py`. Writes alone do not need the
+        """What :func:`apply_run` and :func:`write_pairs` write through: see
+        :func:`apply_run`. Writes alone do not need the
         tree's concepts (None without ``concepts``: a seed may come before any tree)."""
         eng = self.engine
         return (eng._objects, eng._index, eng._tree.concepts if concepts else None,
@@ -334,7 +299,7 @@ class _Fold:
         eng = self.engine
         objects = eng._objects
         context = self._context(concepts=False)
-        write = _write_pairs if _write_pairs is not None else write_pairs_py
+        write = write_pairs
         changed = False
         for group, kind, flag in _SEED_GROUPS:
             for facts in data[group]:
@@ -393,31 +358,28 @@ def _write_all(index: dict[str, dict[str, None]], relink: Any, obj: GraphObject,
     return changed
 
 
-def write_pairs_py(context: tuple[Any, ...], obj: GraphObject, oid: str, pairs: Any) -> bool:
+def write_pairs(context: tuple[Any, ...], obj: GraphObject, oid: str, pairs: Any) -> bool:
     """:func:`_write_all` of ``pairs`` (a dict of facts, or ``[key, value]`` pairs) with
-    ``context`` as :func:`apply_run_py` takes it; the reference for the compiled
-    ``_speedups.write_pairs``."""
+    ``context`` as :func:`apply_run` takes it."""
     return _write_all(context[1], context[4], obj, oid,
                       pairs.items() if type(pairs) is dict else pairs)
 
 
-def apply_run_py(context: tuple[Any, ...], columns: tuple[list[Any], ...], order: str,
+def apply_run(context: tuple[Any, ...], columns: tuple[list[Any], ...], order: str,
                  lo: int, hi: int, state: tuple[Any, ...]) -> tuple[Any, ...]:
     """Apply the columnar records ``order[lo:hi]`` (letters ``m`` and ``c`` only) of a
-    packed event's columns; the reference for the compiled ``_speedups.Columns.run``.
+    packed event's columns.
 
     ``context`` is ``(objects, index, concepts, create, relink, js_same, undefined)``: the
     engine's objects and key index, the tree's concepts by id, a callable creating a free
     object, ``Engine._relink``, the equality of identical writes and the ``undefined``
-    value (the last two are what ``_write_all`` uses too; the compiled step takes them
-    from here). ``columns`` is ``(rev, id, n, k, v, cast, write)``. ``state`` is ``(m, c, kv,
-    last, writes_of_last, revision, changed)``: the next mutation, cast and write of the
+    value (the last two are what ``_write_all`` uses too). ``columns`` is ``(rev, id, n,
+    k, v, cast, write)``. ``state`` is ``(m, c, kv, last, writes_of_last, revision,
+    changed)``: the next mutation, cast and write of the
     columns, the object of the mutation whose casts may follow (or None) and its number of
     writes, the engine's revision and whether a fact changed; the state after the run is
     returned. A cast that is not one of the mutation before it raises ``ValueError``;
     malformed columns raise ``KeyError``, ``TypeError``, ``ValueError`` or ``IndexError``.
-
-    The compiled ``Columns.run`` does the same on columns it parsed from their text.
     """
     objects, index, concepts, create, relink = context[:5]
     revs, ids, ns, keys, values, casts, writes = columns
@@ -473,12 +435,3 @@ def _casts_in_place(record: dict[str, Any], effects: list[tuple[str, dict[str, A
         if data["object"] != item["id"]:
             return False
     return True
-
-
-#: The compiled parser of packed columns and finder of them in stored bytes (None without
-#: the compiled module), and the json scanner the parser hands every value but the plain
-#: ones to (so values are json.loads's).
-_Columns: Final = compiled("Columns")
-_split: Final = compiled("packed_split")
-_write_pairs: Final = compiled("write_pairs")
-_SCAN: Final = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
