@@ -173,10 +173,9 @@ def test_a_cast_after_the_window_of_its_columnar_mutation() -> None:
     records = [*_boot(), _mutation(1, "o", ["v", 1]),
                ("cast", {"object": "o", "concept": "A", "at": [1, 1]}), failed]
     data = pack_records(records)
-    columns = json.loads(data["columns"])
+    columns = data["columns"]
     assert columns["order"] == "oomco"
     columns["order"] = "oomoc"  # decodes to: tree, seed, mutation, run_failed, cast
-    data["columns"] = json.dumps(columns)
     with pytest.raises(Unfoldable):
         fold_records([packed_columns(data)])
     assert general(unpack_records(data)).cast_state() == {"o": ["A"]}

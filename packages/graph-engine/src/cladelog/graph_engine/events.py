@@ -8,12 +8,17 @@ takes.
 
 ``graph_engine.records_packed`` is the one type that is not an engine record: it carries a
 run of records in one event, for deployments that set ``pack_records`` (fewer, larger
-events, much cheaper to write; see the plugin settings). Its schema version 3 lays the run
-out in columns (:class:`RecordPacker`) and says what the run does to the session's summary
-(its ``provider_error`` and ``settled`` counts, the status it leaves: :func:`record_status`).
-Version 2 events (the same columns, without ``settles`` and ``status``) are upcast to it by
-reading their whole records, and version 1 events (the run as the JSON text of
-``[[type, data], ...]``) through version 2; all decode to the same records.
+events, much cheaper to write; see the plugin settings). This module owns its format: the
+writer (:class:`RecordPacker`), the reader (:func:`packed_columns`, :func:`unpack_records`)
+and the upcasters from every older version. Its schema version 4 lays the run out in
+columns (:class:`RecordPacker`), stored as JSON values in the event's data (the audit,
+which a replay never reads, as one JSON text), and says what
+the run does to the session's summary (its ``provider_error`` and ``settled`` counts, the
+status it leaves: :func:`record_status`). Version 3 events (the same columns as the JSON
+text of their value inside a JSON string) are upcast by parsing that text;
+version 2 events (version 3 without ``settles`` and ``status``) by reading their whole
+records, and version 1 events (the run as the JSON text of ``[[type, data], ...]``)
+through version 2; all decode to the same records.
 """
 
 from __future__ import annotations
@@ -202,7 +207,7 @@ class RunFailed:
 
 @attrs.frozen
 class RecordsPacked:
-    """``graph_engine.records_packed`` (schema version 3): a run of engine records in one
+    """``graph_engine.records_packed`` (schema version 4): a run of engine records in one
     event, in columns.
 
     So that summaries need not parse the rest, it says what the records do to a session's
@@ -212,10 +217,12 @@ class RecordsPacked:
     (None when there is none) and ``status`` the status the last record that sets one
     leaves (:func:`record_status`: ``running`` after a ``tree_loaded``, ``settled`` or
     ``capped`` after a ``settled``, ``failed`` after a ``run_failed``; None when no record
-    of the run sets one, the status then stays what it was). ``columns`` is the JSON text
-    of what a replay reads; ``audit`` the JSON text of what it does not (each columnar
-    mutation's ``target`` and ``cause``). Both are text so that writing a large pack costs
-    one encoding, not core's walk of every value. :class:`RecordPacker` documents the
+    of the run sets one, the status then stays what it was). ``columns`` holds what a
+    replay reads, as JSON values; ``audit`` is the JSON text of what it does not (each
+    columnar mutation's ``target`` and ``cause``: ``{"target": [...], "cause": [...]}``).
+    The audit stays one text so that a replay passes over it as one string (most of a
+    pack's bytes; parsed, its causes would be about 130,000 objects for the 10,000-entity
+    benchmark session, built only to be dropped). :class:`RecordPacker` documents the
     layout.
     """
 
@@ -224,7 +231,7 @@ class RecordsPacked:
     settles: int
     settled: dict[str, Any] | None
     status: str | None
-    columns: str
+    columns: dict[str, Any]
     audit: str
 
 
@@ -248,7 +255,7 @@ _PAYLOADS: Final[dict[str, tuple[type, str]]] = {
 RECORD_TYPES: Final = tuple(_PAYLOADS)
 
 #: The schema version of ``graph_engine.records_packed`` that this version writes.
-PACKED_SCHEMA_VERSION: Final = 3
+PACKED_SCHEMA_VERSION: Final = 4
 
 #: The records that set a session's status (see :func:`record_status`).
 _STATUS_KINDS: Final = frozenset({"tree_loaded", "settled", "run_failed"})
@@ -321,12 +328,25 @@ def _packed_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "settles": settles, "status": status}
 
 
+def _packed_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
+    """Upcast a version 3 ``records_packed`` data object to version 4: its ``columns`` text
+    becomes the JSON value it holds (the audit stays a text). A text that does not parse
+    stays as it is (decoding the event then says what is wrong)."""
+    text = data.get("columns")
+    if type(text) is not str:
+        return data
+    try:
+        return {**data, "columns": _decode_pack(text)}
+    except ValueError:
+        return data
+
+
 #: Every event type this plugin registers.
 EVENT_TYPES: Final = tuple(
     [EventType(PREFIX + name, cls, description=text) for name, (cls, text) in _PAYLOADS.items()]
     + [EventType(PREFIX + "records_packed", RecordsPacked,
                  schema_version=PACKED_SCHEMA_VERSION,
-                 upcasters={1: _packed_v1_to_v2, 2: _packed_v2_to_v3},
+                 upcasters={1: _packed_v1_to_v2, 2: _packed_v2_to_v3, 3: _packed_v3_to_v4},
                  description="several engine records in one event")]
 )
 
@@ -349,51 +369,30 @@ def session_stream(session_id: str) -> str:
     return STREAM_PREFIX + session_id
 
 
-#: Encodes packed columns like ``json.dumps(..., allow_nan=False, separators=(",", ":"))``
-#: where orjson cannot (an integer beyond 64 bits, a lone surrogate).
-#: The circular-reference check is off: records are fresh JSON trees built by the engine (no
-#: value contains itself).
-_PACK_ENCODER: Final = json.JSONEncoder(allow_nan=False, separators=(",", ":"),
-                                        check_circular=False)
 _EFFECTS: Final = frozenset({"cast", "uncast"})
 
+#: Writes the audit text where orjson cannot (an integer beyond 64 bits, a lone surrogate),
+#: as ``json.dumps(..., allow_nan=False, separators=(",", ":"))`` does.
+_AUDIT_ENCODER: Final = json.JSONEncoder(allow_nan=False, separators=(",", ":"),
+                                         check_circular=False)
 
-def _encode_pack(value: Any) -> str:
-    """The compact JSON text of ``value``, written by orjson.
 
-    A record holds only fact values (finite numbers: ``to_fact_value`` turns NaN and the
-    infinities into null before anything is recorded), strings, booleans, null, lists and
-    objects; orjson writes them as one JSON text (UTF-8, not ``\\u`` escapes) that any
-    JSON reader gives back unchanged. What orjson refuses (an integer beyond 64 bits, a
-    lone surrogate) is written by the json module, which also raises its errors
-    (``ValueError`` for NaN, ``TypeError`` for a value that is not JSON)."""
+def _encode_audit(value: Any) -> str:
+    """The compact JSON text of a pack's audit (``target`` and ``cause`` columns), written
+    by orjson, or by the json module where orjson refuses the value. Targets and causes are
+    made by the engine of ids, names and counts (no non-finite number, which orjson would
+    write as null)."""
     try:
         return orjson.dumps(value).decode()
     except orjson.JSONEncodeError:
-        return _PACK_ENCODER.encode(value)
-
-
-def _check_finite(value: Any) -> None:
-    """Raise ``ValueError`` if ``value`` holds NaN or an infinity (which orjson would write
-    as null, where the log must refuse them, as the json module and core's encoder do)."""
-    tp = type(value)
-    if tp is float:
-        if value - value != 0.0:  # inf - inf and nan - nan are nan; finite gives 0.0
-            raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
-    elif tp is list or tp is tuple:
-        for item in value:
-            if type(item) is not str:
-                _check_finite(item)
-    elif tp is dict:
-        for item in value.values():
-            if type(item) is not str:
-                _check_finite(item)
+        return _AUDIT_ENCODER.encode(value)
 
 
 def _decode_pack(text: str | bytes) -> Any:
-    """The value of a JSON text that :func:`_encode_pack` (or an older writer) wrote: orjson
-    reads it, and the json module what orjson refuses (a lone surrogate's escape, say), so
-    that every text an older version wrote reads as before. ``ValueError`` if neither can."""
+    """The value of a JSON text of a packed event (the stored bytes of one, or the columns
+    or audit text of a version 1 to 3 one): orjson reads it, and the json module what
+    orjson refuses (a lone surrogate's escape, say), so that every text an older version
+    wrote reads as before. ``ValueError`` if neither can."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -445,7 +444,7 @@ class RecordPacker:
         self._v: list[Any] = []
         self._cast: list[Any] = []
         self._write: list[Any] = []
-        self._other: list[tuple[str, Any]] = []
+        self._other: list[list[Any]] = []  # [type, data] pairs, as JSON keeps them
         self._target: list[Any] = []
         self._cause: list[Any] = []
         # a columnar candidate, the effects and provider errors recorded after it, and
@@ -487,24 +486,22 @@ class RecordPacker:
                 self._status = status
                 self._settles += kind == "settled"
         self._order.append("o")
-        self._other.append((kind, data))
+        self._other.append([kind, data])
 
     def seal(self) -> dict[str, Any]:
-        """The event data of the records added. Raises ``ValueError`` on a value JSON
-        cannot hold (NaN, infinities) and ``TypeError`` on one that is not JSON."""
+        """The event data of the records added: the columns as plain JSON values, which
+        core's append checks and encodes like any event's data (NaN and infinities refused
+        there), and the audit as one JSON text."""
         if self._mutation is not None:  # its effects might go on in the next pack
             self._clean = False
             self._close()
-        _check_finite(self._v)
-        _check_finite(self._other)
-        encode = _encode_pack
         columns = {"order": "".join(self._order), "rev": self._rev, "id": self._id,
                    "n": self._n, "k": self._k, "v": self._v, "cast": self._cast,
                    "write": self._write, "other": self._other}
+        audit = _encode_audit({"target": self._target, "cause": self._cause})
         return {"count": self._count, "errors": self._errors, "settles": self._settles,
-                "settled": self._settled, "status": self._status,
-                "columns": encode(columns),
-                "audit": encode({"target": self._target, "cause": self._cause})}
+                "settled": self._settled, "status": self._status, "columns": columns,
+                "audit": audit}
 
     def _close(self) -> None:
         """Lay out the held mutation and what followed it: in columns when every effect is
@@ -518,10 +515,10 @@ class RecordPacker:
         if not self._clean:
             self._clean = True
             order.append("o")
-            other.append(("mutation_applied", mutation))
+            other.append(["mutation_applied", mutation])
             for kind, data in follow:
                 order.append("o")
-                other.append((kind, data))
+                other.append([kind, data])
             return
         item = mutation["items"][0]
         pairs = item["set"]
@@ -542,7 +539,7 @@ class RecordPacker:
                 self._write.append(data["at"][1])
             else:
                 order.append("o")
-                other.append((kind, data))
+                other.append([kind, data])
 
 
 def _columnar(data: Any) -> bool:
@@ -581,10 +578,7 @@ def _cast_of(data: dict[str, Any], mutation: dict[str, Any]) -> bool:
 
 def pack_records(records: Sequence[tuple[str, Any]]) -> dict[str, Any]:
     """The ``graph_engine.records_packed`` data of a run of records (see
-    :class:`RecordPacker`).
-
-    Raises ``ValueError`` on a value JSON cannot hold (NaN, infinities).
-    """
+    :class:`RecordPacker`)."""
     packer = new_packer()
     for kind, data in records:
         packer.add(kind, data)
@@ -610,26 +604,29 @@ _COLUMNS: Final = ("order", "rev", "id", "n", "k", "v", "cast", "write", "other"
 
 
 def packed_columns(data: Any) -> dict[str, Any]:
-    """The parsed ``columns`` of a ``graph_engine.records_packed`` data object (schema
-    version 2 or 3: the columns are the same), checked to be consistent: a replay may then
-    read them without decoding each record (see ``fold.py``), and they decode to ``count``
-    records.
+    """The ``columns`` of a ``graph_engine.records_packed`` data object (schema version 4,
+    or 2 and 3, whose columns are the same as text), checked to be consistent: a replay may
+    then read them without decoding each record (see ``replay.py``), and they decode to
+    ``count`` records.
 
     Raises ``ValueError`` when they are not.
     """
-    cols = _decode_pack(data["columns"])
+    cols = data["columns"]
+    if type(cols) is str:  # versions 2 and 3 (an upcaster reads them before this)
+        cols = _decode_pack(cols)
     if type(cols) is not dict or any(type(cols.get(k)) is not list for k in _COLUMNS[1:]):
         raise ValueError("columns: not an object of the packed columns")
     order = cols["order"]
     if type(order) is not str or len(order) != data.get("count"):
         raise ValueError("columns: not a list of the announced count")
     m, c = order.count("m"), order.count("c")
+    ns = cols["n"]
     if (m + c + order.count("o") != len(order)
-            or not len(cols["rev"]) == len(cols["id"]) == len(cols["n"]) == m
+            or not len(cols["rev"]) == len(cols["id"]) == len(ns) == m
             or not len(cols["cast"]) == len(cols["write"]) == c
             or len(cols["other"]) != len(order) - m - c
-            or any(type(n) is not int or n < 0 for n in cols["n"])
-            or not sum(cols["n"]) == len(cols["k"]) == len(cols["v"])):
+            or (ns and (not set(map(type, ns)) <= {int} or min(ns) < 0))
+            or not sum(ns) == len(cols["k"]) == len(cols["v"])):
         raise ValueError("columns: their lengths do not agree with the order")
     if c and (not m or order.index("c") < order.index("m")):
         raise ValueError("columns: a cast before any columnar mutation")
@@ -640,13 +637,16 @@ def packed_columns(data: Any) -> dict[str, Any]:
 
 
 def unpack_records(data: Any) -> list[tuple[str, Any]]:
-    """The records of a ``graph_engine.records_packed`` data object (schema version 2 or 3),
-    in order.
+    """The records of a ``graph_engine.records_packed`` data object (schema version 4, or
+    2 and 3), in order.
 
     Raises ``ValueError`` when its columns are not consistent (see :func:`packed_columns`).
     """
     cols = packed_columns(data)
     audit = _decode_pack(data["audit"])
+    if type(audit) is not dict or type(audit.get("target")) is not list \
+            or type(audit.get("cause")) is not list:
+        raise ValueError("audit: not an object of the target and cause columns")
     targets, causes = audit["target"], audit["cause"]
     if len(targets) != len(cols["rev"]) or len(causes) != len(targets):
         raise ValueError("audit: not one target and cause per columnar mutation")

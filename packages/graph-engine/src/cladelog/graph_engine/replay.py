@@ -197,19 +197,18 @@ def fold_records(
 
 
 def packed_chunk(data: Any) -> Any:
-    """The columns of a ``graph_engine.records_packed`` data object (schema version 2 or
-    3, whose columns are the same) as :func:`fold_records` takes them:
-    :func:`.events.packed_columns` (whose ``ValueError`` says what is wrong)."""
+    """The columns of a ``graph_engine.records_packed`` data object (schema version 4, or
+    an older one) as :func:`fold_records` takes them: :func:`.events.packed_columns`
+    (whose ``ValueError`` says what is wrong)."""
     return packed_columns(data)
 
 
 def packed_replay_data(stored: bytes) -> Any:
     """A packed event's data, less its ``audit``, from the bytes the log stores (a decoder
-    for core's chain-checked read, ``raw_decoders``): a replay reads the columns and never
-    the audit, which is dropped as soon as it is read. orjson reads the bytes (the audit is
-    one JSON string to it, which it reads at memory speed); the json module reads what
-    orjson refuses, so the bytes are read as core's read parses data (UTF-8, one JSON value,
-    nothing after it), ``ValueError`` when they are not."""
+    for core's chain-checked read, ``raw_decoders``): a replay reads the columns, never the
+    audit, which is dropped as soon as it is read. orjson reads the bytes; the json module
+    what orjson refuses, so the bytes are read as core's read parses data (UTF-8, one JSON
+    value, nothing after it), ``ValueError`` when they are not."""
     try:
         data = _decode_pack(stored)
     except UnicodeDecodeError:
@@ -480,29 +479,66 @@ def apply_run(context: tuple[Any, ...], columns: tuple[list[Any], ...], order: s
     objects, index, concepts, create, relink = context[:5]
     revs, ids, ns, keys, values, casts, writes = columns
     m, c, kv, last, writes_of_last, top, changed = state
+    get_object = objects.get
+    undefined = UNDEFINED
+    nkeys = len(keys)
+    named: dict[Any, tuple[str, str]] = {}  # concept id -> (the name it maps under, id)
+    # a parsed key -> (the one string of that key, its bucket of the key index): a
+    # run writes the same few keys on many objects
+    seen: dict[Any, tuple[str, dict[str, None]]] = {}
+    # What _write_all does, inlined: a replay spends most of its time here (one pass per
+    # columnar mutation and cast of the session).
     for letter in order[lo:hi]:
         if letter == "m":
             oid, n, rev = ids[m], ns[m], revs[m]
             m += 1
             if rev > top:
                 top = rev
-            last = objects[oid] if oid in objects else create(oid)
+            last = get_object(oid)
+            if last is None:
+                last = create(oid)
             writes_of_last = n
-            if type(n) is not int or n < 0 or kv + n > len(keys):
+            if type(n) is not int or n < 0 or kv + n > nkeys:
                 raise ValueError("columns: a mutation with more writes than the columns hold")
-            own_facts(last)["_rev"] = rev
-            # the key index holds the object's own id, not the parsed copy of it
-            if _write_all(index, relink, last, last.id, zip(keys[kv:kv + n],
-                                                            values[kv:kv + n])):
+            facts = own_facts(last) if last.shared else last.facts
+            facts["_rev"] = rev
+            lid = last.id  # the key index holds the object's own id, not a parsed copy
+            segment = last.kind == "segment"
+            end = kv + n
+            while kv < end:
+                key = keys[kv]
+                value = values[kv]
+                kv += 1
+                old = facts.get(key, undefined)
+                if type(value) is dict and "__push" in value:
+                    value = (list(old) if type(old) is list else []) + [value["__push"]]
+                if old is undefined:
+                    hit = seen.get(key)
+                    if hit is None:
+                        one = _intern(key)  # one string per key for all objects
+                        bucket = index.get(one)
+                        if bucket is None:
+                            bucket = index[one] = {}
+                        hit = seen[key] = (one, bucket)
+                    key = hit[0]
+                    hit[1][lid] = None
+                elif old is value or js_same(old, value):
+                    continue  # an identical write is a no-op (SPEC §0-16)
+                facts[key] = value
                 changed = True
-            kv += n
+                if segment and key in LINK_KEYS:
+                    relink(last, key, old, value)
         elif letter == "c":
             write = writes[c]
             if last is None or type(write) is not int or not 1 <= write <= writes_of_last:
                 raise ValueError("columns: a cast that is not one of the mutation before it")
-            concept = concepts[casts[c]]
+            cid = casts[c]
             c += 1
-            last.mapped[concept.name or concept.id] = concept.id
+            found = named.get(cid)
+            if found is None:
+                concept = concepts[cid]
+                found = named[cid] = (concept.name or concept.id, concept.id)
+            last.mapped[found[0]] = found[1]
         else:
             raise ValueError(f"columns: {letter!r} is not a columnar letter")
     return m, c, kv, last, writes_of_last, top, changed
