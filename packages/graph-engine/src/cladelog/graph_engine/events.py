@@ -561,19 +561,26 @@ def _columnar(data: Any) -> bool:
     pairs = item.get("set")
     if type(pairs) is not list:
         return False
-    return all(type(p) in (list, tuple) and len(p) == 2 for p in pairs)
+    for p in pairs:
+        tp = type(p)
+        if (tp is not list and tp is not tuple) or len(p) != 2:
+            return False
+    return True
 
 
 def _cast_of(data: dict[str, Any], mutation: dict[str, Any]) -> bool:
     """Whether a ``cast`` data object is exactly ``{object, concept, at: [rev, w]}`` of a
     columnar ``mutation``: its object, its revision and one of its writes ``w``."""
     at: Any = data["at"]
-    if len(data) != 3 or "concept" not in data or type(at) not in (list, tuple) or len(at) != 2:
+    tp = type(at)
+    if len(data) != 3 or "concept" not in data or (tp is not list and tp is not tuple) \
+            or len(at) != 2:
+        return False
+    rev, write = at
+    if type(rev) is not int or type(write) is not int or rev != mutation["rev"]:
         return False
     item = mutation["items"][0]
-    return (data.get("object") == item["id"] and type(at[0]) is int
-            and at[0] == mutation["rev"] and type(at[1]) is int
-            and 1 <= at[1] <= len(item["set"]))
+    return data.get("object") == item["id"] and 1 <= write <= len(item["set"])
 
 
 def pack_records(records: Sequence[tuple[str, Any]]) -> dict[str, Any]:
