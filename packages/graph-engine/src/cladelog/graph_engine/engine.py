@@ -1565,6 +1565,13 @@ class _Snapshot:
     facts: dict[str, tuple[str, dict[str, Any]]]
 
 
+def record_run_failure(engine: Engine, data: dict[str, Any]) -> None:
+    """Record on ``engine`` that the run driving it failed (a ``run_failed`` record: a
+    scenario step was refused); its state is unchanged and stays usable. What
+    ``scenario.run_scenario`` calls, so that it reaches no private attribute of the engine."""
+    engine._record_failure(data)
+
+
 def facts_seed(engine: Engine) -> dict[str, list[dict[str, Any]]]:
     """Every object's facts as a seed (``_rev`` dropped; kind from ``Node``/``Segment``)."""
     seed: dict[str, list[dict[str, Any]]] = {"freeNodes": [], "nodes": [], "segments": []}
