@@ -633,6 +633,7 @@ def packed_columns(data: Any) -> dict[str, Any]:
             or not len(cols["cast"]) == len(cols["write"]) == c
             or len(cols["other"]) != len(order) - m - c
             or (ns and (not set(map(type, ns)) <= {int} or min(ns) < 0))
+            or (c and not set(map(type, cols["write"])) <= {int})
             or not sum(ns) == len(cols["k"]) == len(cols["v"])):
         raise ValueError("columns: their lengths do not agree with the order")
     if c and (not m or order.index("c") < order.index("m")):

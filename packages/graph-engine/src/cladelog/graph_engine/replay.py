@@ -475,13 +475,15 @@ def apply_run(context: tuple[Any, ...], columns: tuple[list[Any], ...], order: s
     writes, the engine's revision and whether a fact changed; the state after the run is
     returned. A cast that is not one of the mutation before it raises ``ValueError``;
     malformed columns raise ``KeyError``, ``TypeError``, ``ValueError`` or ``IndexError``.
+    The columns must have passed :func:`.events.packed_columns`, which checks what this
+    loop then takes for granted (each ``n`` a count, ``k`` and ``v`` as long as their sum,
+    each ``write`` an integer).
     """
     objects, index, concepts, create, relink = context[:5]
     revs, ids, ns, keys, values, casts, writes = columns
     m, c, kv, last, writes_of_last, top, changed = state
     get_object = objects.get
     undefined = UNDEFINED
-    nkeys = len(keys)
     named: dict[Any, tuple[str, str]] = {}  # concept id -> (the name it maps under, id)
     # a parsed key -> (the one string of that key, its bucket of the key index): a
     # run writes the same few keys on many objects
@@ -498,8 +500,6 @@ def apply_run(context: tuple[Any, ...], columns: tuple[list[Any], ...], order: s
             if last is None:
                 last = create(oid)
             writes_of_last = n
-            if type(n) is not int or n < 0 or kv + n > nkeys:
-                raise ValueError("columns: a mutation with more writes than the columns hold")
             facts = own_facts(last) if last.shared else last.facts
             facts["_rev"] = rev
             lid = last.id  # the key index holds the object's own id, not a parsed copy
@@ -529,8 +529,8 @@ def apply_run(context: tuple[Any, ...], columns: tuple[list[Any], ...], order: s
                 if segment and key in LINK_KEYS:
                     relink(last, key, old, value)
         elif letter == "c":
-            write = writes[c]
-            if last is None or type(write) is not int or not 1 <= write <= writes_of_last:
+            # writes_of_last is 0 while no columnar mutation is open (after a whole record)
+            if not 0 < writes[c] <= writes_of_last:
                 raise ValueError("columns: a cast that is not one of the mutation before it")
             cid = casts[c]
             c += 1
