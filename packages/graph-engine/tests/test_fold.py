@@ -1,8 +1,8 @@
-"""The streaming replay fold (``fold.py``) against the live engine and the general replay path.
+"""The streaming replay fold (``replay.py``) against the live engine and the general path.
 
 Random sessions (``ge_random.py``) exercise what the fold treats specially. The known values
-always come from the live engine; the general path (``Engine._replay``) is compared too,
-since the fold hands it whatever it cannot vouch for.
+always come from the live engine; the general path (``replay.replay_general``) is compared
+too, since the fold hands it whatever it cannot vouch for.
 """
 
 from __future__ import annotations
@@ -19,20 +19,20 @@ from cladelog.graph_engine import (
     ReplayError,
     Session,
     SessionError,
-    fold,
     replay_session,
     session_records,
     sessions,
 )
-from cladelog.graph_engine.engine import _gc_paused
+from cladelog.graph_engine import replay as fold
+from cladelog.graph_engine.engine import ReplayPort, _gc_paused
 from cladelog.graph_engine.events import (
     PACKED_SCHEMA_VERSION,
     pack_records,
     packed_columns,
     unpack_records,
 )
-from cladelog.graph_engine.fold import Unfoldable, fold_records
 from cladelog.graph_engine.jsvalue import UNDEFINED, js_same
+from cladelog.graph_engine.replay import Unfoldable
 from ge_helpers import concept, tree
 from ge_random import Records, providers, random_session, record_session, session_tree, state
 
@@ -49,10 +49,17 @@ def chunked(records: Records, rng: random.Random) -> list[list[Any]]:
     return out
 
 
+def fold_records(chunks: Any, **kw: Any) -> Engine:
+    """The fold of ``chunks`` into a new engine (no fallback to the general path)."""
+    engine: Engine = fold.fold_records(chunks, ReplayPort, **kw)
+    return engine
+
+
 def general(records: Any) -> Engine:
     """The general replay path, which the fold must agree with."""
     with _gc_paused():
-        return Engine._replay(records, None, None, True)
+        engine: Engine = fold.replay_general(records, ReplayPort)
+        return engine
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -145,7 +152,7 @@ def test_every_write_path_copies_facts_a_snapshot_holds() -> None:
     writes = [lambda obj: live._write(obj, "k1", 1),
               lambda obj: live._silent_delete(obj, "k1"),
               lambda obj: fold._write_all(live._index, live._relink, obj, obj.id, [("k2", 2)]),
-              lambda obj: fold.write_pairs_py(context(), obj, obj.id, {"k3": 3})]
+              lambda obj: fold.write_pairs(context(), obj, obj.id, {"k3": 3})]
     for write in writes:
         live.settle()
         revision = live.revisions()[-1]
@@ -166,10 +173,9 @@ def test_a_cast_after_the_window_of_its_columnar_mutation() -> None:
     records = [*_boot(), _mutation(1, "o", ["v", 1]),
                ("cast", {"object": "o", "concept": "A", "at": [1, 1]}), failed]
     data = pack_records(records)
-    columns = json.loads(data["columns"])
+    columns = data["columns"]
     assert columns["order"] == "oomco"
     columns["order"] = "oomoc"  # decodes to: tree, seed, mutation, run_failed, cast
-    data["columns"] = json.dumps(columns)
     with pytest.raises(Unfoldable):
         fold_records([packed_columns(data)])
     assert general(unpack_records(data)).cast_state() == {"o": ["A"]}
@@ -274,7 +280,7 @@ def test_session_replay_from_the_first_event(cladelog_env: Any,
 
     unread: list[bytes] = []
     with monkeypatch.context() as m:  # the fold replays it all: no fallback
-        m.setattr(Engine, "_replay", None)
+        m.setattr(fold, "replay_general", None)
         m.setattr(sessions, "packed_replay_data", decode)
         m.setattr(sessions, "_unread", unread.append)
         replayed = replay_session(dep, "s", from_checkpoint=False)
@@ -344,7 +350,7 @@ def test_a_log_in_the_first_packed_format_replays_the_same(
                     if e.type == "graph_engine.records_packed"}
         assert versions == {1}
         with monkeypatch.context() as m:  # the fold replays it all: no fallback
-            m.setattr(Engine, "_replay", None)
+            m.setattr(fold, "replay_general", None)
             replayed = replay_session(old, "old", from_checkpoint=False)
         assert json.loads(json.dumps(state(replayed))) == expected["state"]
         replayed = replay_session(old, "old")  # from its last checkpoint
@@ -360,6 +366,6 @@ def test_a_log_in_the_first_packed_format_replays_the_same(
         assert {e.schema_version for e in new.store.read(stream="graph.old")
                 if e.type == "graph_engine.records_packed"} == {PACKED_SCHEMA_VERSION}
         with monkeypatch.context() as m:
-            m.setattr(Engine, "_replay", None)
+            m.setattr(fold, "replay_general", None)
             again = replay_session(new, "old", from_checkpoint=False)
         assert json.loads(json.dumps(state(again))) == expected["state"]

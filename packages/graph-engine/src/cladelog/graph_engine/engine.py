@@ -22,13 +22,15 @@ from typing import Any, Final, NamedTuple
 import attrs
 from cladelog.core.canonical import canonical_digest
 
-from ._accel import compiled
 from .errors import GraphEngineError, ReplayError, TemplateError
 from .expr import compile_expression
 from .jsvalue import MAX_SAFE as _SAFE
 from .jsvalue import UNDEFINED, js_same, to_fact_value, truthy
+from .objects import LINK_KEYS as _LINK_KEYS
 from .objects import GraphObject, own_facts, present
 from .paths import FactView, compile_path, resolve, satisfies_require
+from .replay import LOAD_STRIDE as _LOAD_STRIDE
+from .replay import replay_records
 from .templates import resolve_template
 from .tree import Concept, ConceptTree, ProviderRef, build_tree, deep_merge_replace, raw_node
 
@@ -38,12 +40,11 @@ __all__ = [
     "Provider",
     "ProviderCall",
     "RecordSink",
+    "ReplayPort",
     "SettleReport",
 ]
 
 RecordSink = Callable[[str, dict[str, Any]], None]
-_LINK_KEYS: Final = ("originNode", "targetNode")
-_LOAD_STRIDE: Final = 2**53  # replay keys effects by (load number, revision)
 _intern: Final = sys.intern
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 _NOT_FAST: Final = frozenset({"_id", "_parent", "_incoming", "_outgoing"})  # need the resolver
@@ -282,8 +283,7 @@ class Engine:
             self._discover(obj)
 
     def _create(self, oid: str, kind: str) -> GraphObject:
-        obj = GraphObject(oid, kind) if _NEW_OBJECT is None else _NEW_OBJECT(GraphObject, oid,
-                                                                              kind)
+        obj = GraphObject(oid, kind)
         self._objects[oid] = obj
         self._index.setdefault("_id", {})[oid] = None
         if not self._replaying:
@@ -1525,60 +1525,14 @@ class Engine:
         starts at the last ``checkpoint`` record (see :meth:`write_checkpoint`), whose digest
         is checked when ``verify``; otherwise checkpoints are skipped.
 
-        A replay from the first record goes through the streaming fold (:mod:`.fold`), and
-        through the general path below when the fold leaves the records to it (a malformed
-        record, say: the general path words the error); both build the same engine.
+        The replay is :mod:`.replay`'s (the streaming fold, and its general path for what
+        the fold leaves to it); it writes through :class:`ReplayPort`.
         """
-        from .fold import Unfoldable, fold_records
-
         with _gc_paused():
-            if from_checkpoint:
-                return cls._replay(records, providers, sink, verify, True)
-            stream = records if type(records) is list else list(records)
-            try:
-                return fold_records((stream,), providers=providers, sink=sink, verify=verify)
-            except Unfoldable:
-                return cls._replay(stream, providers, sink, verify, False)
-
-    @classmethod
-    def _replay(cls, records: Iterable[tuple[str, Mapping[str, Any]]],
-                providers: Mapping[str, Provider] | None, sink: RecordSink | None,
-                verify: bool, from_checkpoint: bool = False) -> Engine:
-        stream: list[tuple[str, Mapping[str, Any]]] = [(str(k), d) for k, d in records]
-        if from_checkpoint:
-            stream = stream[usable_checkpoint(stream):]
-            stream = [(k, d) for i, (k, d) in enumerate(stream) if k != "checkpoint" or i == 0]
-        else:
-            stream = [(k, d) for k, d in stream if k != "checkpoint"]
-        eng = cls.__new__(cls)
-        eng._setup(dict(providers or {}), EngineConfig(), None)
-        eng._replaying = True
-        main: list[tuple[int, str, Mapping[str, Any]]] = []
-        loads = 0  # effects are keyed per loaded session: revisions restart at a reload
-        for pos, (kind, data) in enumerate(stream):
-            if type(data) is not dict and not isinstance(data, Mapping):
-                raise ReplayError(f"records[{pos}]: data must be an object")
-            if kind == "tree_loaded" or kind == "checkpoint":
-                loads += 1
-            if kind in ("cast", "uncast") and data.get("at") is not None:
-                at = data["at"]
-                if type(at) is not list or len(at) != 2:
-                    raise ReplayError(f"records[{pos}].at: must be [rev, write]")
-                key = (loads * _LOAD_STRIDE + int(at[0]), int(at[1]))
-                eng._effects.setdefault(key, []).append((kind, data))
-            else:
-                main.append((pos, kind, data))
-        try:
-            for pos, kind, data in main:
-                eng._replay_one(pos, kind, data, verify)
-        except (KeyError, TypeError, IndexError, AttributeError) as exc:
-            raise ReplayError(f"records: malformed record ({type(exc).__name__}: {exc})") from None
-        if eng._effects:
-            raise ReplayError(f"records: {len(eng._effects)} effects point at no mutation write")
-        eng._replaying = False
-        eng._undiscovered = True  # the open concepts and watches are rebuilt on first use
-        eng._sink = sink
-        return eng
+            engine: Engine = replay_records(records, ReplayPort, providers=providers,
+                                            sink=sink, verify=verify,
+                                            from_checkpoint=from_checkpoint)
+        return engine
 
     def _catch_up(self) -> None:
         """Rebuild every object's open concepts, waits and watches after a replay.
@@ -1604,45 +1558,6 @@ class Engine:
         self._unstable.clear()
         self._cast_queue.clear()
 
-    def _replay_one(self, pos: int, kind: str, data: Mapping[str, Any], verify: bool) -> None:
-        if kind == "tree_loaded":
-            self._loads += 1
-            if self._objects or self._rev:  # a new session (scenario reload): start over
-                effects, loads = self._effects, self._loads
-                self._setup(self._providers, self._config, None)
-                self._replaying = True
-                self._effects, self._loads = effects, loads
-            self._config = EngineConfig.from_json(data.get("config", {}))
-            self._tree = build_tree(_json_copy(data["tree"], "tree"), None)
-        elif kind == "checkpoint":
-            self._load_checkpoint(pos, data, verify)
-        elif kind == "seeded":
-            self._apply_seed(data)
-        elif kind == "mutation_applied":
-            self._apply_resolved(data)
-        elif kind in ("cast", "uncast"):
-            self._replay_effect(kind, data)
-        elif kind == "concept_added":
-            self.add_concept(data["parent"], data["schema"])
-        elif kind == "concept_patched":
-            self.patch_concept(data["concept"], data["updates"])
-        elif kind == "concept_deleted":
-            self._do_delete(data["concept"])
-        elif kind == "settled":
-            if verify and data.get("digest") != self.digest():
-                raise ReplayError(f"records[{pos}]: facts digest differs from the recording")
-            if verify and "castDigest" in data and data["castDigest"] != self.cast_digest():
-                raise ReplayError(f"records[{pos}]: cast digest differs from the recording")
-            self._take_snapshot()
-        elif kind == "rolled_back":
-            self._restore(int(data["to"]))
-        elif kind == "provider_error":
-            pass
-        elif kind == "run_failed":
-            self.run_failed = dict(data)
-        else:
-            raise ReplayError(f"records[{pos}]: unknown record type {kind!r}")
-
 
 @attrs.frozen
 class _Snapshot:
@@ -1650,21 +1565,11 @@ class _Snapshot:
     facts: dict[str, tuple[str, dict[str, Any]]]
 
 
-def usable_checkpoint(records: list[tuple[str, Mapping[str, Any]]]) -> int:
-    """The index of the last ``checkpoint`` record a replay may start from (0 when none).
-
-    A checkpoint is unusable when a later ``rolled_back`` goes back before its revision (the
-    snapshot it needs is older than the checkpoint).
-    """
-    earliest: int | None = None
-    for i in range(len(records) - 1, -1, -1):
-        kind, data = records[i]
-        if kind == "rolled_back" and type(data.get("to")) is int:
-            earliest = data["to"] if earliest is None else min(earliest, data["to"])
-        elif kind == "checkpoint" and (earliest is None
-                                       or earliest >= int(data.get("revision", 0))):
-            return i
-    return 0
+def record_run_failure(engine: Engine, data: dict[str, Any]) -> None:
+    """Record on ``engine`` that the run driving it failed (a ``run_failed`` record: a
+    scenario step was refused); its state is unchanged and stays usable. What
+    ``scenario.run_scenario`` calls, so that it reaches no private attribute of the engine."""
+    engine._record_failure(data)
 
 
 def facts_seed(engine: Engine) -> dict[str, list[dict[str, Any]]]:
@@ -1836,7 +1741,113 @@ def _normalize_seed(seed: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: The compiled ``new_object(cls, oid, kind)``: what ``GraphObject(oid, kind)`` makes, in
-#: about 0.4 µs instead of 0.7 (None without the compiled module; ``GraphObject.__init__``
-#: is the reference).
-_NEW_OBJECT: Final = compiled("new_object")
+class ReplayPort:
+    """The engine's side of a replay (:class:`.replay.ReplayTarget`): one blank engine,
+    rebuilt record by record by :mod:`.replay`, which reaches it only through this class.
+
+    The tables are the engine's own; each method is the engine's write path for one record
+    type, as a replay runs it (no discovery, no provider, nothing recorded). :meth:`finish`
+    hands the engine over for live use; the port is then spent.
+    """
+
+    __slots__ = ("_engine",)
+
+    def __init__(self, providers: Mapping[str, Provider] | None = None) -> None:
+        eng = Engine.__new__(Engine)
+        eng._setup(dict(providers or {}), EngineConfig(), None)
+        eng._replaying = True
+        self._engine = eng
+
+    @property
+    def objects(self) -> dict[str, GraphObject]:
+        return self._engine._objects
+
+    @property
+    def index(self) -> dict[str, dict[str, None]]:
+        return self._engine._index
+
+    @property
+    def effects(self) -> dict[tuple[int, int], list[tuple[str, Mapping[str, Any]]]]:
+        return self._engine._effects
+
+    @property
+    def concepts(self) -> Mapping[str, Concept]:
+        return self._engine._tree.concepts
+
+    @property
+    def revision(self) -> int:
+        return self._engine._rev
+
+    @revision.setter
+    def revision(self, value: int) -> None:
+        self._engine._rev = value
+
+    @property
+    def loads(self) -> int:
+        return self._engine._loads
+
+    @loads.setter
+    def loads(self, value: int) -> None:
+        self._engine._loads = value
+
+    def create(self, oid: str, kind: str) -> GraphObject:
+        return self._engine._create(oid, kind)
+
+    def relink(self, segment: GraphObject, key: str, old: Any, new: Any) -> None:
+        self._engine._relink(segment, key, old, new)
+
+    def mark_changed(self) -> None:
+        self._engine._dirty = True
+
+    def apply_mutation(self, record: Mapping[str, Any]) -> None:
+        self._engine._apply_resolved(record)
+
+    def apply_seed(self, data: Mapping[str, Any]) -> None:
+        self._engine._apply_seed(data)
+
+    def apply_effect(self, kind: str, data: Mapping[str, Any]) -> None:
+        self._engine._replay_effect(kind, data)
+
+    def load_tree(self, data: Mapping[str, Any]) -> None:
+        eng = self._engine
+        eng._loads += 1
+        if eng._objects or eng._rev:  # a new session (scenario reload): start over
+            effects, loads = eng._effects, eng._loads
+            eng._setup(eng._providers, eng._config, None)
+            eng._replaying = True
+            eng._effects, eng._loads = effects, loads
+        eng._config = EngineConfig.from_json(data.get("config", {}))
+        eng._tree = build_tree(_json_copy(data["tree"], "tree"), None)
+
+    def load_checkpoint(self, pos: int, data: Mapping[str, Any], verify: bool) -> None:
+        self._engine._load_checkpoint(pos, data, verify)
+
+    def add_concept(self, parent: str, schema: Mapping[str, Any]) -> None:
+        self._engine.add_concept(parent, schema)
+
+    def patch_concept(self, concept: str, updates: Mapping[str, Any]) -> None:
+        self._engine.patch_concept(concept, updates)
+
+    def delete_concept(self, concept: str) -> None:
+        self._engine._do_delete(concept)
+
+    def settled(self, pos: int, data: Mapping[str, Any], verify: bool) -> None:
+        eng = self._engine
+        if verify and data.get("digest") != eng.digest():
+            raise ReplayError(f"records[{pos}]: facts digest differs from the recording")
+        if verify and "castDigest" in data and data["castDigest"] != eng.cast_digest():
+            raise ReplayError(f"records[{pos}]: cast digest differs from the recording")
+        eng._take_snapshot()
+
+    def roll_back(self, revision: int) -> None:
+        self._engine._restore(revision)
+
+    def fail_run(self, data: Mapping[str, Any]) -> None:
+        self._engine.run_failed = dict(data)
+
+    def finish(self, sink: RecordSink | None) -> Engine:
+        eng = self._engine
+        eng._replaying = False
+        eng._undiscovered = True  # the open concepts and watches: see Engine._catch_up
+        eng._sink = sink
+        return eng

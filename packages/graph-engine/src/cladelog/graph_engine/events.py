@@ -8,12 +8,17 @@ takes.
 
 ``graph_engine.records_packed`` is the one type that is not an engine record: it carries a
 run of records in one event, for deployments that set ``pack_records`` (fewer, larger
-events, much cheaper to write; see the plugin settings). Its schema version 3 lays the run
-out in columns (:class:`RecordPacker`) and says what the run does to the session's summary
-(its ``provider_error`` and ``settled`` counts, the status it leaves: :func:`record_status`).
-Version 2 events (the same columns, without ``settles`` and ``status``) are upcast to it by
-reading their whole records, and version 1 events (the run as the JSON text of
-``[[type, data], ...]``) through version 2; all decode to the same records.
+events, much cheaper to write; see the plugin settings). This module owns its format: the
+writer (:class:`RecordPacker`), the reader (:func:`packed_columns`, :func:`unpack_records`)
+and the upcasters from every older version. Its schema version 4 lays the run out in
+columns (:class:`RecordPacker`), stored as JSON values in the event's data (the audit,
+which a replay never reads, as one JSON text), and says what
+the run does to the session's summary (its ``provider_error`` and ``settled`` counts, the
+status it leaves: :func:`record_status`). Version 3 events (the same columns as the JSON
+text of their value inside a JSON string) are upcast by parsing that text;
+version 2 events (version 3 without ``settles`` and ``status``) by reading their whole
+records, and version 1 events (the run as the JSON text of ``[[type, data], ...]``)
+through version 2; all decode to the same records.
 """
 
 from __future__ import annotations
@@ -23,9 +28,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final, Protocol
 
 import attrs
+import orjson
 from cladelog.core import EventType
-
-from ._accel import compiled
 
 __all__ = [
     "EVENT_TYPES",
@@ -203,7 +207,7 @@ class RunFailed:
 
 @attrs.frozen
 class RecordsPacked:
-    """``graph_engine.records_packed`` (schema version 3): a run of engine records in one
+    """``graph_engine.records_packed`` (schema version 4): a run of engine records in one
     event, in columns.
 
     So that summaries need not parse the rest, it says what the records do to a session's
@@ -213,10 +217,12 @@ class RecordsPacked:
     (None when there is none) and ``status`` the status the last record that sets one
     leaves (:func:`record_status`: ``running`` after a ``tree_loaded``, ``settled`` or
     ``capped`` after a ``settled``, ``failed`` after a ``run_failed``; None when no record
-    of the run sets one, the status then stays what it was). ``columns`` is the JSON text
-    of what a replay reads; ``audit`` the JSON text of what it does not (each columnar
-    mutation's ``target`` and ``cause``). Both are text so that writing a large pack costs
-    one encoding, not core's walk of every value. :class:`RecordPacker` documents the
+    of the run sets one, the status then stays what it was). ``columns`` holds what a
+    replay reads, as JSON values; ``audit`` is the JSON text of what it does not (each
+    columnar mutation's ``target`` and ``cause``: ``{"target": [...], "cause": [...]}``).
+    The audit stays one text so that a replay passes over it as one string (most of a
+    pack's bytes; parsed, its causes would be about 130,000 objects for the 10,000-entity
+    benchmark session, built only to be dropped). :class:`RecordPacker` documents the
     layout.
     """
 
@@ -225,7 +231,7 @@ class RecordsPacked:
     settles: int
     settled: dict[str, Any] | None
     status: str | None
-    columns: str
+    columns: dict[str, Any]
     audit: str
 
 
@@ -249,7 +255,7 @@ _PAYLOADS: Final[dict[str, tuple[type, str]]] = {
 RECORD_TYPES: Final = tuple(_PAYLOADS)
 
 #: The schema version of ``graph_engine.records_packed`` that this version writes.
-PACKED_SCHEMA_VERSION: Final = 3
+PACKED_SCHEMA_VERSION: Final = 4
 
 #: The records that set a session's status (see :func:`record_status`).
 _STATUS_KINDS: Final = frozenset({"tree_loaded", "settled", "run_failed"})
@@ -322,12 +328,25 @@ def _packed_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "settles": settles, "status": status}
 
 
+def _packed_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
+    """Upcast a version 3 ``records_packed`` data object to version 4: its ``columns`` text
+    becomes the JSON value it holds (the audit stays a text). A text that does not parse
+    stays as it is (decoding the event then says what is wrong)."""
+    text = data.get("columns")
+    if type(text) is not str:
+        return data
+    try:
+        return {**data, "columns": _decode_pack(text)}
+    except ValueError:
+        return data
+
+
 #: Every event type this plugin registers.
 EVENT_TYPES: Final = tuple(
     [EventType(PREFIX + name, cls, description=text) for name, (cls, text) in _PAYLOADS.items()]
     + [EventType(PREFIX + "records_packed", RecordsPacked,
                  schema_version=PACKED_SCHEMA_VERSION,
-                 upcasters={1: _packed_v1_to_v2, 2: _packed_v2_to_v3},
+                 upcasters={1: _packed_v1_to_v2, 2: _packed_v2_to_v3, 3: _packed_v3_to_v4},
                  description="several engine records in one event")]
 )
 
@@ -350,27 +369,34 @@ def session_stream(session_id: str) -> str:
     return STREAM_PREFIX + session_id
 
 
-#: Encodes packed columns like ``json.dumps(..., allow_nan=False, separators=(",", ":"))``.
-#: The circular-reference check is off: records are fresh JSON trees built by the engine (no
-#: value contains itself), and skipping the check saves ~15% of the encoding.
-_PACK_ENCODER: Final = json.JSONEncoder(allow_nan=False, separators=(",", ":"),
-                                        check_circular=False)
 _EFFECTS: Final = frozenset({"cast", "uncast"})
 
+#: Writes the audit text where orjson cannot (an integer beyond 64 bits, a lone surrogate),
+#: as ``json.dumps(..., allow_nan=False, separators=(",", ":"))`` does.
+_AUDIT_ENCODER: Final = json.JSONEncoder(allow_nan=False, separators=(",", ":"),
+                                         check_circular=False)
 
-#: The compiled module's writer of the same text as ``_PACK_ENCODER`` for plain values
-#: (None for anything else, and without the module).
-_ENCODE_JSON: Final = compiled("encode_json")
+
+def _encode_audit(value: Any) -> str:
+    """The compact JSON text of a pack's audit (``target`` and ``cause`` columns), written
+    by orjson, or by the json module where orjson refuses the value. Targets and causes are
+    made by the engine of ids, names and counts (no non-finite number, which orjson would
+    write as null)."""
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return _AUDIT_ENCODER.encode(value)
 
 
-def _encode_pack(value: Any) -> str:
-    """``_PACK_ENCODER.encode(value)``: written by the compiled module when it can (the same
-    text; tests compare them), else by the json module, which also raises its errors."""
-    if _ENCODE_JSON is not None:
-        text = _ENCODE_JSON(value)
-        if text is not None:
-            return text  # type: ignore[no-any-return]
-    return _PACK_ENCODER.encode(value)
+def _decode_pack(text: str | bytes) -> Any:
+    """The value of a JSON text of a packed event (the stored bytes of one, or the columns
+    or audit text of a version 1 to 3 one): orjson reads it, and the json module what
+    orjson refuses (a lone surrogate's escape, say), so that every text an older version
+    wrote reads as before. ``ValueError`` if neither can."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 class RecordPacker:
@@ -418,7 +444,7 @@ class RecordPacker:
         self._v: list[Any] = []
         self._cast: list[Any] = []
         self._write: list[Any] = []
-        self._other: list[tuple[str, Any]] = []
+        self._other: list[list[Any]] = []  # [type, data] pairs, as JSON keeps them
         self._target: list[Any] = []
         self._cause: list[Any] = []
         # a columnar candidate, the effects and provider errors recorded after it, and
@@ -460,22 +486,22 @@ class RecordPacker:
                 self._status = status
                 self._settles += kind == "settled"
         self._order.append("o")
-        self._other.append((kind, data))
+        self._other.append([kind, data])
 
     def seal(self) -> dict[str, Any]:
-        """The event data of the records added. Raises ``ValueError`` on a value JSON
-        cannot hold (NaN, infinities) and ``TypeError`` on one that is not JSON."""
+        """The event data of the records added: the columns as plain JSON values, which
+        core's append checks and encodes like any event's data (NaN and infinities refused
+        there), and the audit as one JSON text."""
         if self._mutation is not None:  # its effects might go on in the next pack
             self._clean = False
             self._close()
-        encode = _encode_pack
         columns = {"order": "".join(self._order), "rev": self._rev, "id": self._id,
                    "n": self._n, "k": self._k, "v": self._v, "cast": self._cast,
                    "write": self._write, "other": self._other}
+        audit = _encode_audit({"target": self._target, "cause": self._cause})
         return {"count": self._count, "errors": self._errors, "settles": self._settles,
-                "settled": self._settled, "status": self._status,
-                "columns": encode(columns),
-                "audit": encode({"target": self._target, "cause": self._cause})}
+                "settled": self._settled, "status": self._status, "columns": columns,
+                "audit": audit}
 
     def _close(self) -> None:
         """Lay out the held mutation and what followed it: in columns when every effect is
@@ -489,10 +515,10 @@ class RecordPacker:
         if not self._clean:
             self._clean = True
             order.append("o")
-            other.append(("mutation_applied", mutation))
+            other.append(["mutation_applied", mutation])
             for kind, data in follow:
                 order.append("o")
-                other.append((kind, data))
+                other.append([kind, data])
             return
         item = mutation["items"][0]
         pairs = item["set"]
@@ -513,7 +539,7 @@ class RecordPacker:
                 self._write.append(data["at"][1])
             else:
                 order.append("o")
-                other.append((kind, data))
+                other.append([kind, data])
 
 
 def _columnar(data: Any) -> bool:
@@ -535,27 +561,31 @@ def _columnar(data: Any) -> bool:
     pairs = item.get("set")
     if type(pairs) is not list:
         return False
-    return all(type(p) in (list, tuple) and len(p) == 2 for p in pairs)
+    for p in pairs:
+        tp = type(p)
+        if (tp is not list and tp is not tuple) or len(p) != 2:
+            return False
+    return True
 
 
 def _cast_of(data: dict[str, Any], mutation: dict[str, Any]) -> bool:
     """Whether a ``cast`` data object is exactly ``{object, concept, at: [rev, w]}`` of a
     columnar ``mutation``: its object, its revision and one of its writes ``w``."""
     at: Any = data["at"]
-    if len(data) != 3 or "concept" not in data or type(at) not in (list, tuple) or len(at) != 2:
+    tp = type(at)
+    if len(data) != 3 or "concept" not in data or (tp is not list and tp is not tuple) \
+            or len(at) != 2:
+        return False
+    rev, write = at
+    if type(rev) is not int or type(write) is not int or rev != mutation["rev"]:
         return False
     item = mutation["items"][0]
-    return (data.get("object") == item["id"] and type(at[0]) is int
-            and at[0] == mutation["rev"] and type(at[1]) is int
-            and 1 <= at[1] <= len(item["set"]))
+    return data.get("object") == item["id"] and 1 <= write <= len(item["set"])
 
 
 def pack_records(records: Sequence[tuple[str, Any]]) -> dict[str, Any]:
     """The ``graph_engine.records_packed`` data of a run of records (see
-    :class:`RecordPacker`).
-
-    Raises ``ValueError`` on a value JSON cannot hold (NaN, infinities).
-    """
+    :class:`RecordPacker`)."""
     packer = new_packer()
     for kind, data in records:
         packer.add(kind, data)
@@ -563,7 +593,7 @@ def pack_records(records: Sequence[tuple[str, Any]]) -> dict[str, Any]:
 
 
 class Packer(Protocol):
-    """What :func:`new_packer` gives: :class:`RecordPacker`, or its compiled twin."""
+    """What :func:`new_packer` gives (:class:`RecordPacker`)."""
 
     def __len__(self) -> int: ...
 
@@ -572,33 +602,8 @@ class Packer(Protocol):
     def seal(self) -> dict[str, Any]: ...
 
 
-def _compiled_packer() -> type | None:
-    """:class:`RecordPacker` with ``add`` compiled (``_speedups.Packer``), or None."""
-    base = compiled("Packer")
-    if base is None:
-        return None
-
-    class CompiledRecordPacker(base):  # type: ignore[misc,valid-type]
-        """:class:`RecordPacker` whose ``add`` (and ``_close``) are compiled: the same
-        columns, so the same ``seal``, which it shares."""
-
-        __slots__ = ()
-        seal = RecordPacker.seal
-
-        def __new__(cls) -> Any:
-            return super().__new__(cls, record_status)
-
-    return CompiledRecordPacker
-
-
-_COMPILED_PACKER: Final = _compiled_packer()
-
-
 def new_packer() -> Packer:
-    """A new :class:`RecordPacker`: the compiled one when the module is there (tests hold
-    both to the same events), else the Python class."""
-    if _COMPILED_PACKER is not None:
-        return _COMPILED_PACKER()  # type: ignore[no-any-return]
+    """A new :class:`RecordPacker`."""
     return RecordPacker()
 
 
@@ -606,26 +611,30 @@ _COLUMNS: Final = ("order", "rev", "id", "n", "k", "v", "cast", "write", "other"
 
 
 def packed_columns(data: Any) -> dict[str, Any]:
-    """The parsed ``columns`` of a ``graph_engine.records_packed`` data object (schema
-    version 2 or 3: the columns are the same), checked to be consistent: a replay may then
-    read them without decoding each record (see ``fold.py``), and they decode to ``count``
-    records.
+    """The ``columns`` of a ``graph_engine.records_packed`` data object (schema version 4,
+    or 2 and 3, whose columns are the same as text), checked to be consistent: a replay may
+    then read them without decoding each record (see ``replay.py``), and they decode to
+    ``count`` records.
 
     Raises ``ValueError`` when they are not.
     """
-    cols = json.loads(data["columns"])
+    cols = data["columns"]
+    if type(cols) is str:  # versions 2 and 3 (an upcaster reads them before this)
+        cols = _decode_pack(cols)
     if type(cols) is not dict or any(type(cols.get(k)) is not list for k in _COLUMNS[1:]):
         raise ValueError("columns: not an object of the packed columns")
     order = cols["order"]
     if type(order) is not str or len(order) != data.get("count"):
         raise ValueError("columns: not a list of the announced count")
     m, c = order.count("m"), order.count("c")
+    ns = cols["n"]
     if (m + c + order.count("o") != len(order)
-            or not len(cols["rev"]) == len(cols["id"]) == len(cols["n"]) == m
+            or not len(cols["rev"]) == len(cols["id"]) == len(ns) == m
             or not len(cols["cast"]) == len(cols["write"]) == c
             or len(cols["other"]) != len(order) - m - c
-            or any(type(n) is not int or n < 0 for n in cols["n"])
-            or not sum(cols["n"]) == len(cols["k"]) == len(cols["v"])):
+            or (ns and (not set(map(type, ns)) <= {int} or min(ns) < 0))
+            or (c and not set(map(type, cols["write"])) <= {int})
+            or not sum(ns) == len(cols["k"]) == len(cols["v"])):
         raise ValueError("columns: their lengths do not agree with the order")
     if c and (not m or order.index("c") < order.index("m")):
         raise ValueError("columns: a cast before any columnar mutation")
@@ -636,13 +645,16 @@ def packed_columns(data: Any) -> dict[str, Any]:
 
 
 def unpack_records(data: Any) -> list[tuple[str, Any]]:
-    """The records of a ``graph_engine.records_packed`` data object (schema version 2 or 3),
-    in order.
+    """The records of a ``graph_engine.records_packed`` data object (schema version 4, or
+    2 and 3), in order.
 
     Raises ``ValueError`` when its columns are not consistent (see :func:`packed_columns`).
     """
     cols = packed_columns(data)
-    audit = json.loads(data["audit"])
+    audit = _decode_pack(data["audit"])
+    if type(audit) is not dict or type(audit.get("target")) is not list \
+            or type(audit.get("cause")) is not list:
+        raise ValueError("audit: not an object of the target and cause columns")
     targets, causes = audit["target"], audit["cause"]
     if len(targets) != len(cols["rev"]) or len(causes) != len(targets):
         raise ValueError("audit: not one target and cause per columnar mutation")

@@ -11,6 +11,11 @@ __all__ = ["KINDS", "GraphObject", "own_facts", "present"]
 KINDS: Final = ("node", "segment", "free")
 
 
+#: The facts of a segment that link two nodes (the engine keeps ``incoming`` / ``outgoing``
+#: in step with them).
+LINK_KEYS: Final = ("originNode", "targetNode")
+
+
 class GraphObject:
     """One object of the graph.
 

@@ -12,7 +12,15 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from .engine import Engine, EngineConfig, Provider, ProviderCall, RecordSink, facts_seed
+from .engine import (
+    Engine,
+    EngineConfig,
+    Provider,
+    ProviderCall,
+    RecordSink,
+    facts_seed,
+    record_run_failure,
+)
 from .errors import GraphEngineError, ScenarioError
 from .expr import compile_expression
 from .jsvalue import UNDEFINED, js_json_stringify, to_string
@@ -521,7 +529,7 @@ def run_scenario(
             # a refused step: recorded as a ``run_failed`` record after what the run did so
             # far (a replay then shows the run failed there), and raised naming the step
             message = _step_failure(i - 1, op, exc)
-            engine._record_failure({"step": i - 1, "op": op, "message": message})
+            record_run_failure(engine, {"step": i - 1, "op": op, "message": message})
             flush = getattr(runner, "flush", None)
             if callable(flush):
                 flush(engine)

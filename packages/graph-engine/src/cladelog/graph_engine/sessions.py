@@ -21,6 +21,7 @@ from .engine import (
     Engine,
     EngineConfig,
     Provider,
+    ReplayPort,
     SettleReport,
     _gc_paused,
 )
@@ -35,7 +36,7 @@ from .events import (
     session_stream,
     unpack_records,
 )
-from .fold import Unfoldable, fold_records, packed_chunk, packed_replay_data
+from .replay import Unfoldable, packed_chunk, packed_replay_data, replay_chunks
 from .scenario import ProviderKind, reload_seed, run_scenario
 from .settings import GraphEngineSettings
 
@@ -326,16 +327,13 @@ def replay_session(
     # pass after the pause walks every record still alive (about a second for 260,000).
     with _gc_paused():
         if not from_checkpoint:
-            # event by event, each applied before the next is read (see .fold)
-            try:
-                return fold_records(_session_chunks(deployment, session_id),
-                                    providers=providers, verify=verify)
-            except Unfoldable:
-                # the general path replays what the fold left to it, or words the error
-                records = _session_records(deployment, session_id, False)
-                engine = Engine._replay(records, providers, None, verify)
-                del records
-                return engine
+            # event by event, each applied before the next is read (see .replay); the
+            # general path replays what the fold left to it, or words the error
+            engine: Engine = replay_chunks(
+                _session_chunks(deployment, session_id),
+                lambda: _session_records(deployment, session_id, False),
+                ReplayPort, providers=providers, verify=verify)
+            return engine
         records = _session_records(deployment, session_id, True)
         if records[0][0] == "checkpoint" and not _covers(records):
             # a rollback reaches behind the checkpoint: replay from the first event
@@ -347,7 +345,7 @@ def replay_session(
 
 
 def _session_chunks(deployment: Deployment, session_id: str) -> Iterator[Any]:
-    """The records of a session's events, in chunks for :func:`fold_records`: a packed
+    """The records of a session's events, in chunks for ``replay.fold_records``: a packed
     event's columns, or the records of consecutive unpacked events (up to 1000).
 
     The log is read chain-checked from the session's first event (``read_verified`` is
