@@ -106,7 +106,8 @@ def cladelog_gate_vote(candidate: str, states: Mapping[str, Any], deployment: An
 
     settings = deployment.settings("fork-score")
     return gate_vote(candidate, states.get("fork_score.candidates", {}),
-                     getattr(settings, "gate_unscored", "block"))
+                     getattr(settings, "gate_unscored", "block"),
+                     getattr(settings, "hard_flag_gating", True))
 
 
 @hookimpl(optionalhook=True)

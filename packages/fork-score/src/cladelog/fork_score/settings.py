@@ -8,6 +8,7 @@
     softmax_temperature = 0.05     # temperature of the branch-set softmax weights
     weights_file = "weights.json"  # optional; relative to the deployment file
     gate_unscored = "block"        # gate vote on a candidate never scored: block | abstain
+    hard_flag_gating = true        # false: hard flags are reported but do not force REJECT
 
 Core structures the table strictly (exact JSON types, no unknown keys); the
 range checks below run when the deployment is configured and refuse a bad
@@ -19,6 +20,13 @@ difference the verdict treats as a real improvement) gets ``e`` (about 2.72)
 times its weight; a difference well under the floor leaves the weights close
 to uniform, and a difference of several floors makes the better branch
 dominate.
+
+``hard_flag_gating = false`` is the seed's Phase 1b switch: hard flags
+(``REGRESSION_...``, ``NEG_INF_REGRESSION``, ``MISSING_...``) are still computed,
+reported and recorded, but no longer force REJECT; the soft RegressionPenalty
+stays in the score, so a negative score is still REJECT. The setting is part of
+the reported ``weights_id``, recorded in every ``fork_score.branch_scored`` event
+(``hard_flag_gating``), and ``cladelog gate`` says when it is off.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ class ForkScoreSettings:
     softmax_temperature: float = DEFAULT_SOFTMAX_TEMPERATURE
     weights_file: str | None = None
     gate_unscored: str = "block"
+    hard_flag_gating: bool = True
 
 
 def check_settings(settings: ForkScoreSettings) -> None:
