@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
+from .config import structure_settings
 from .errors import ConfigError
 from .hookspecs import HOOKSPEC_VERSION, PROJECT, CoreHookSpecs
+from .locate import DEFAULT_CONFIG
 
 if TYPE_CHECKING:
     import importlib.metadata as md
@@ -71,28 +73,19 @@ def _info_of(module: Any, where: str) -> PluginInfo:
     return info
 
 
-def _structure_settings(info: PluginInfo, raw: Mapping[str, Any]) -> Any:
-    if info.settings is None:
-        if raw:
-            raise ConfigError(f"settings.{info.name}: this plugin takes no settings")
-        return None
-    from .schema import PayloadError, structure
-
-    try:
-        return structure(dict(raw), info.settings, path=f"settings.{info.name}")
-    except PayloadError as exc:
-        raise ConfigError(str(exc)) from None
-
-
 def load_plugins(
     names: Sequence[str],
     settings: Mapping[str, Mapping[str, Any]],
     extra: Iterable[ModuleType | Any] = (),
+    *,
+    source: str = DEFAULT_CONFIG,
 ) -> list[LoadedPlugin]:
     """Load and check the enabled plugins; nothing is registered yet.
 
     ``extra`` are plugin modules given directly (tests, embedding); they count
-    as enabled under their ``PLUGIN.name``.
+    as enabled under their ``PLUGIN.name``. Each plugin's settings table is read by
+    :func:`~cladelog.core.config.structure_settings`; ``source`` names the deployment
+    file in its errors.
     """
     modules: dict[str, Any] = {}
     for module in extra:
@@ -120,7 +113,9 @@ def load_plugins(
                 f"plugins: {name!r} {info.version} was built for core hook specs "
                 f"v{info.hookspec_version}; this core provides v{HOOKSPEC_VERSION}"
             )
-        loaded.append(LoadedPlugin(info, module, _structure_settings(info, settings.get(name, {}))))
+        table = settings.get(name, {})
+        loaded.append(LoadedPlugin(info, module, structure_settings(info.settings, table, name,
+                                                                    source=source)))
     enabled = {p.info.name for p in loaded}
     for p in loaded:
         missing = [r for r in p.info.requires if r not in enabled]

@@ -17,7 +17,6 @@ gating on (the default) the id is the set's own, as it always was.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import math
@@ -27,7 +26,7 @@ from typing import Any
 
 import attrs
 from cladelog.core.canonical import canonical_bytes
-from cladelog.core.fields import short_text, shown
+from cladelog.core.fields import did_you_mean, short_text, shown
 from cladelog.fork_score.errors import WeightsError
 from cladelog.fork_score.jsonio import load_json_file
 from cladelog.fork_score.terms import (
@@ -227,7 +226,4 @@ def _unknown(key: str, known: list[str]) -> str:
         return message + " (the JSON name is 'lambda')"
     if key in BUILTIN_TERM_NAMES:
         return message + " (that is a term name; weights are named alpha..lambda)"
-    close = difflib.get_close_matches(key, known, n=1) if len(key) <= 64 else []
-    if close:
-        return message + f" (did you mean {close[0]!r}?)"
-    return message + f" (known: {', '.join(known)})"
+    return f"{message} {did_you_mean(key, known)}"
