@@ -39,6 +39,7 @@ _EXPORTS = {
     "parse_entry": "entries",
     "EntryRecomputation": "recompute",
     "StageRecomputation": "recompute",
+    "fill_claims": "recompute",
     "recompute_entry": "recompute",
     "recompute_stage": "recompute",
     "OpenedReceipt": "receipt",
@@ -102,6 +103,7 @@ __all__ = [
     "check_receipt",
     "entries_in_window",
     "entry_hash",
+    "fill_claims",
     "generate_key",
     "key_is_valid",
     "latest_checkpoint",
@@ -148,7 +150,13 @@ if TYPE_CHECKING:
     from .note import generate_key, parse_signer_key, parse_verifier_key
     from .projections import entries_in_window, key_is_valid, latest_checkpoint
     from .receipt import OpenedReceipt, make_receipt, open_receipt, receipt_leaf
-    from .recompute import EntryRecomputation, StageRecomputation, recompute_entry, recompute_stage
+    from .recompute import (
+        EntryRecomputation,
+        StageRecomputation,
+        fill_claims,
+        recompute_entry,
+        recompute_stage,
+    )
     from .register import (
         PreparedEntry,
         Register,
