@@ -8,7 +8,9 @@ deployment fails early with one clear line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+import contextvars
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +32,7 @@ __all__ = [
     "installed_plugins",
     "load_plugins",
     "make_plugin_manager",
+    "provide_plugins",
 ]
 
 ENTRY_POINT_GROUP = "cladelog.plugins"
@@ -59,6 +62,26 @@ class LoadedPlugin:
     settings: Any
 
 
+_PROVIDED: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar(
+    "cladelog_provided_plugins", default=())
+
+
+@contextlib.contextmanager
+def provide_plugins(modules: Iterable[ModuleType | Any]) -> Iterator[None]:
+    """Within the block, a deployment that enables a plugin by name finds it among
+    ``modules`` (plugin modules with a ``PLUGIN``, not installed by entry point: a test's
+    own, an embedding application's) before the installed ones. Nothing else changes:
+    the deployment file still has to list the plugin. The ``cladelog_env`` fixture's
+    ``cli()`` runs the command line inside this block, so ``cladelog_plugin_modules``
+    and ``cladelog_env.cli()`` combine. Bound to the current thread (a context variable).
+    """
+    token = _PROVIDED.set(tuple(modules))
+    try:
+        yield
+    finally:
+        _PROVIDED.reset(token)
+
+
 def installed_plugins() -> dict[str, md.EntryPoint]:
     """Entry points of the ``cladelog.plugins`` group, by plugin name."""
     import importlib.metadata as md  # scanning distributions is slow: only when needed
@@ -83,7 +106,9 @@ def load_plugins(
     """Load and check the enabled plugins; nothing is registered yet.
 
     ``extra`` are plugin modules given directly (tests, embedding); they count
-    as enabled under their ``PLUGIN.name``. Each plugin's settings table is read by
+    as enabled under their ``PLUGIN.name``. A name listed in ``names`` is looked up
+    among the modules of :func:`provide_plugins` first, then among the installed ones.
+    Each plugin's settings table is read by
     :func:`~cladelog.core.config.structure_settings`; ``source`` names the deployment
     file in its errors.
     """
@@ -91,6 +116,10 @@ def load_plugins(
     for module in extra:
         info = _info_of(module, repr(module))
         modules[info.name] = module
+    for module in _PROVIDED.get():
+        info = _info_of(module, repr(module))
+        if info.name in names and info.name not in modules:
+            modules[info.name] = module
     wanted = [n for n in names if n not in modules]
     if wanted:
         available = installed_plugins()

@@ -398,7 +398,7 @@ def branch_set_show(
 def _echo_breakdowns(ranked: Any) -> None:
     """Each branch's breakdown, one row per term (built-ins in formula order, then
     extra terms by key), one column per branch in rank order; a term a branch did not
-    record shows ``-``."""
+    record shows ``-`` (and -0.0, a penalty of nothing, shows as 0)."""
     from cladelog.core import echo_table
     from cladelog.fork_score.terms import BUILTIN_TERMS, term_label
 
@@ -411,7 +411,7 @@ def _echo_breakdowns(ranked: Any) -> None:
     click.echo("breakdown (signed contribution of each term):")
     columns = ["TERM", "KEY"] + [f"#{b.rank} {b.branch_id}" for b in ranked]
     rows = [[term_label(key), key] + [
-        f"{b.breakdown[key]:.6f}" if key in b.breakdown else "-" for b in ranked
+        f"{b.breakdown[key] + 0.0:.6f}" if key in b.breakdown else "-" for b in ranked
     ] for key in keys]
     echo_table(columns, rows, right=columns[2:])
 
