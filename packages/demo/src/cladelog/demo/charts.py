@@ -112,7 +112,7 @@ CHART_PLUGINS: Final = {"r-per-check": "lawv", "gains": "lawv", "breakdown": "fo
 def term_order(keys: Iterable[str]) -> list[str]:
     """Breakdown keys in the scorer's order: the built-ins in formula order, then the
     extra terms' keys sorted."""
-    from cladelog.fork_score.terms import BUILTIN_TERMS
+    from cladelog.fork_score import BUILTIN_TERMS
 
     given = set(keys)
     builtin = [t.key for t in BUILTIN_TERMS if t.key in given]
@@ -305,7 +305,7 @@ def breakdown_figure(data: ReportData) -> Any:
     non-zero term of each branch, coloured per term; the legend names the terms as the
     formula writes them (``α·Δ5S``, ``−η·RegressionPenalty``, a plugin's ``−μ·loc``)
     in columns wide enough for the longest label, so no two labels overlap."""
-    from cladelog.fork_score.terms import term_label
+    from cladelog.fork_score import term_label
 
     branches = list(data.branches[:MAX_BRANCHES])
     width = 8.0
