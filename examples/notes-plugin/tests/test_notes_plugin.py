@@ -61,7 +61,7 @@ def test_blank_default_tag_is_refused(tmp_path):  # type: ignore[no-untyped-def]
     from cladelog.core import ConfigError
     from cladelog.core.testing import CladelogEnv
 
-    with pytest.raises(ConfigError, match=r"settings\.notes\.default_tag: must not be empty"):
+    with pytest.raises(ConfigError, match=r"\[settings\.notes\] default_tag: must not be empty"):
         CladelogEnv(tmp_path, ["notes"], settings={"notes": {"default_tag": " "}})
 
 

@@ -99,6 +99,21 @@ def test_report_loads_without_errors_and_every_chart_is_drawn(
                 assert w > 0 or h > 0, (chart, key, w, h)  # a bar, a marker, a line
                 assert left >= -2 and left + w <= width + 2, (chart, key, left, w, width)
                 assert top >= -2 and top + h <= height + 2, (chart, key, top, h, height)
+        # the breakdown's legend: one label per term, as the formula writes it (the ids
+        # carry the keys), no two of them overlapping as Chromium lays them out
+        labels = page.locator('figure.chart[data-chart="breakdown"] svg').evaluate(
+            """svg => [...svg.querySelectorAll('g[id^="breakdown-legend-"]')].map(g => {
+                 const r = g.getBoundingClientRect();
+                 return [g.id, r.left, r.top, r.right, r.bottom]; })""")
+        assert len(labels) >= 5
+        for i, (a, *box_a) in enumerate(labels):
+            for b, *box_b in labels[i + 1:]:
+                apart = (box_a[2] <= box_b[0] or box_b[2] <= box_a[0]
+                         or box_a[3] <= box_b[1] or box_b[3] <= box_a[1])
+                assert apart, (a, b, box_a, box_b)
+        # the store by its absolute path
+        header = page.locator("header p").inner_text()
+        assert f"store {(demo_dir / 'cladelog.sqlite3').resolve()} ·" in header
         shot = tmp_path / "report.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

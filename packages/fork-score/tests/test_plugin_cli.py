@@ -77,6 +77,7 @@ def test_with_branch_set_records_one_event_per_scoring(cladelog_env: Any, files:
         "breakdown": printed["breakdown"],
         "weights_id": printed["weights_id"],
         "estimator_version": "0.1.0",
+        "hard_flag_gating": True,
     }
     assert second["child_root"] is None  # an in-flight branch
     assert second["verdict"] == "REJECT"

@@ -136,12 +136,24 @@ def test_collect_terms_without_fork_score_is_empty() -> None:
 @pytest.mark.parametrize(
     ("settings", "fragment"),
     [
-        ({"softmax_temperature": 0.0}, "settings.fork-score.softmax_temperature: must be finite"),
-        ({"hard_regression_floor": 2.0}, "settings.fork-score.hard_regression_floor: must lie"),
-        ({"signal_floor": -0.1}, "settings.fork-score.signal_floor: must be finite and >= 0"),
+        ({"softmax_temperature": 0.0},
+         "[settings.fork-score] softmax_temperature: must be finite and > 0, got 0.0"),
+        ({"hard_regression_floor": 2.0},
+         "[settings.fork-score] hard_regression_floor: must lie in (0, 1], got 2.0"),
+        ({"signal_floor": -0.1},
+         "[settings.fork-score] signal_floor: must be finite and >= 0, got -0.1"),
+        ({"weights_file": "missing.json"}, "[settings.fork-score] weights_file: "),
         ({"weights_file": "missing.json"}, "missing.json: cannot read"),
-        ({"softmax_temperature": "hot"}, "settings.fork-score.softmax_temperature"),
-        ({"colour": "red"}, "colour"),
+        ({"softmax_temperature": "hot"},
+         "[settings.fork-score] softmax_temperature: must be a finite number, got string 'hot'"),
+        ({"colour": "red"}, "[settings.fork-score] colour: unknown setting (known: "),
+        ({"signal_flor": 0.1},
+         "[settings.fork-score] signal_flor: unknown setting (did you mean 'signal_floor'?)"),
+        ({"gate_unscored": "blok"}, "[settings.fork-score] gate_unscored: must be one of "
+                                    "'block', 'abstain', got string 'blok' (did you mean "
+                                    "'block'?)"),
+        ({"hard_flag_gating": "no"},
+         "[settings.fork-score] hard_flag_gating: must be true or false, got string 'no'"),
     ],
 )
 def test_bad_settings_refuse_the_configuration(

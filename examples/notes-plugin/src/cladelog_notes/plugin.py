@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 import click
-from cladelog.core import ConfigError, PluginInfo, Projection, RecordedEvent, hookimpl
+from cladelog.core import PluginInfo, Projection, RecordedEvent, hookimpl
 
 from .events import NOTE_ADDED
 
@@ -55,7 +55,7 @@ def cladelog_configure(deployment: Any) -> None:
     # check the settings once, early; keep no state here (a projection must never read
     # settings: commands read them from the deployment when they write an event)
     if not deployment.settings("notes").default_tag.strip():
-        raise ConfigError("settings.notes.default_tag: must not be empty")
+        raise deployment.config.setting_error("notes", "default_tag", "must not be empty")
 
 
 @hookimpl

@@ -204,7 +204,8 @@ class _Root(click.Group):
             from .plugins import load_plugins, make_plugin_manager
 
             cfg = DeploymentConfig.load(path)
-            pm = make_plugin_manager(load_plugins(cfg.plugins, cfg.settings), builtin)
+            pm = make_plugin_manager(load_plugins(cfg.plugins, cfg.settings,
+                                                  source=cfg.source), builtin)
             for result in pm.hook.cladelog_cli_commands():
                 for cmd in result or ():
                     if cmd.name and cmd.name not in _BUILTIN:

@@ -15,12 +15,23 @@
 
     [settings.fork-score]
     signal_floor = 0.05
+
+Every error names the file, the table and the key in one form,
+``cladelog.toml: [settings.fork-score] signal_flor: unknown setting (did you mean
+'signal_floor'?)``, and a type error shows the value given (``must be a number, got
+string 'high'``). Plugins' settings tables are read by :func:`structure_settings`, the
+one implementation every plugin's settings go through (core calls it when the
+deployment loads its plugins); a plugin raises :meth:`DeploymentConfig.setting_error`
+for a problem it finds later (a weights file that does not load, say).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
+import types
+import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +39,7 @@ from typing import Any
 import attrs
 
 from .errors import ConfigError
+from .fields import did_you_mean, short_text, shown
 from .locate import CONFIG_ENV, DEFAULT_CONFIG, enabled_plugins, find_config
 
 __all__ = [
@@ -36,6 +48,8 @@ __all__ = [
     "DeploymentConfig",
     "enabled_plugins",
     "find_config",
+    "setting_error",
+    "structure_settings",
 ]
 
 _KEYS = {"store", "plugins", "settings", "actor", "follow_reconnect_timeout", "log_name"}
@@ -77,10 +91,10 @@ class DeploymentConfig:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], *, path: Path | None = None) -> DeploymentConfig:
-        where = str(path) if path else "deployment"
-        unknown = set(doc) - _KEYS
-        if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)} (known: {sorted(_KEYS)})")
+        where = str(path) if path else DEFAULT_CONFIG
+        for key in sorted(set(doc) - _KEYS):
+            raise ConfigError(f"{where}: {short_text(key)}: unknown key "
+                              f"{did_you_mean(key, _KEYS)}")
         store = doc.get("store")
         if not isinstance(store, str) or not store:
             raise ConfigError(f"{where}: store: expected a non-empty string (a path or URL)")
@@ -98,7 +112,9 @@ class DeploymentConfig:
             raise ConfigError(f"{where}: settings: expected tables [settings.<plugin>]")
         for name in settings:
             if name not in plugins:
-                raise ConfigError(f"{where}: settings.{name}: plugin {name!r} is not enabled")
+                hint = did_you_mean(name, plugins) if plugins else "(no plugin is enabled)"
+                raise ConfigError(f"{where}: [settings.{short_text(name)}]: plugin "
+                                  f"{short_text(name)!r} is not enabled {hint}")
         actor = doc.get("actor")
         if actor is not None and not isinstance(actor, str):
             raise ConfigError(f"{where}: actor: expected a string")
@@ -116,6 +132,16 @@ class DeploymentConfig:
         if path is not None and "://" not in store and not os.path.isabs(store):
             store = str((path.parent / store).resolve())
         return cls(store, tuple(plugins), settings, actor, path, float(timeout), log_name)
+
+    @property
+    def source(self) -> str:
+        """How errors name this deployment file: its path as given, else ``cladelog.toml``."""
+        return str(self.path) if self.path is not None else DEFAULT_CONFIG
+
+    def setting_error(self, plugin: str, key: str | None, problem: str) -> ConfigError:
+        """The :class:`ConfigError` for a problem with a plugin's setting, in the one form
+        every configuration error takes (see :func:`setting_error`)."""
+        return setting_error(plugin, key, problem, source=self.source)
 
     def to_toml(self, store_as_written: str | None = None) -> str:
         lines = [
@@ -153,3 +179,144 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, Sequence):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     raise ConfigError(f"cannot write {type(value).__name__} to TOML")
+
+
+# -- plugins' settings tables ------------------------------------------------------------------
+def setting_error(plugin: str, key: str | None, problem: str, *,
+                  source: str = DEFAULT_CONFIG) -> ConfigError:
+    """``<source>: [settings.<plugin>] <key>: <problem>`` as a :class:`ConfigError` (no
+    ``<key>`` for a problem of the whole table: ``[settings.<plugin>]: <problem>``)."""
+    where = f"{source}: [settings.{short_text(plugin)}]"
+    return ConfigError(f"{where} {short_text(key)}: {problem}" if key else f"{where}: {problem}")
+
+
+def structure_settings(cls: type | None, raw: Mapping[str, Any], plugin: str, *,
+                       source: str = DEFAULT_CONFIG) -> Any:
+    """A plugin's ``[settings.<plugin>]`` table as an instance of its settings class.
+
+    ``cls`` is an attrs class whose fields (all with defaults) are the settings
+    (``PluginInfo.settings``; ``None``: the plugin takes none). Checked, in this order,
+    each failure a :class:`ConfigError` in the form of :func:`setting_error`:
+
+    * a key that is no field: ``unknown setting (did you mean 'signal_floor'?)``, or the
+      known keys when none is close;
+    * a value whose TOML type does not match the field's annotation, with the value
+      given: ``bool`` (``must be true or false, got string 'yes'``), ``int``, ``float``
+      (finite; an integer is taken), ``str``, ``Literal[...]`` (``must be one of 'block',
+      'abstain', got string 'blok' (did you mean 'block'?)``), ``list``/``tuple`` of
+      those, ``X | None``;
+    * each field's attrs validator, called as ``validator(None, attribute, value)``: it
+      raises ``ValueError`` (or ``TypeError``) whose message is the problem
+      (``must be > 0, got 0.0``; a leading ``<field>: `` is dropped, so it is not said
+      twice);
+    * the class itself (``__attrs_post_init__`` checks across fields): a message starting
+      ``<field>: `` is reported under that field, any other under the table.
+    """
+    def fail(key: str | None, problem: str) -> ConfigError:
+        return setting_error(plugin, key, problem, source=source)
+
+    if cls is None:
+        if raw:
+            raise fail(None, "this plugin takes no settings")
+        return None
+    fields = {f.alias: f for f in attrs.fields(cls) if f.init}
+    for key in sorted(raw, key=str):
+        if key not in fields:
+            raise fail(str(key), f"unknown setting {did_you_mean(str(key), fields)}")
+    hints = typing.get_type_hints(cls)
+    given: dict[str, Any] = {}
+    for key, value in raw.items():
+        field = fields[key]
+        try:
+            given[key] = _typed(value, hints.get(field.name, Any))
+        except _Mismatch as exc:
+            raise fail(key, f"{exc}, got {shown(value)}{exc.hint}") from None
+        if field.validator is not None:
+            try:
+                field.validator(None, field, given[key])
+            except (ValueError, TypeError) as exc:
+                raise fail(key, _problem(str(exc), key)) from None
+    try:
+        return cls(**given)
+    except (ValueError, TypeError) as exc:
+        text = str(exc)
+        for key in fields:
+            if text.startswith(f"{key}: "):
+                raise fail(key, text[len(key) + 2:]) from None
+        raise fail(None, text) from None
+
+
+class _Mismatch(Exception):
+    """A value of the wrong type: the message says what was expected."""
+
+    def __init__(self, expected: str, hint: str = "") -> None:
+        super().__init__(expected)
+        self.hint = hint
+
+
+def _problem(message: str, key: str) -> str:
+    """A validator's message without a leading ``<key>: `` (the prefix names the key)."""
+    return message[len(key) + 2:] if message.startswith(f"{key}: ") else message
+
+
+def _typed(value: Any, tp: Any) -> Any:
+    """``value`` checked against the annotation ``tp`` (TOML's types; see
+    :func:`structure_settings`), converted where the field wants it (int -> float,
+    list -> tuple)."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in args if a is not type(None)]
+        if len(options) == 1:
+            return _typed(value, options[0])
+        for option in options:
+            try:
+                return _typed(value, option)
+            except _Mismatch:
+                continue
+        raise _Mismatch("has the wrong type")
+    if origin is typing.Literal:
+        if value.__class__ in {a.__class__ for a in args} and value in args:
+            return value
+        choices = ", ".join(repr(a) for a in args)
+        hint = ""
+        if isinstance(value, str):
+            close = did_you_mean(value, [a for a in args if isinstance(a, str)])
+            hint = f" {close}" if close.startswith("(did") else ""
+        raise _Mismatch(f"must be one of {choices}", hint)
+    if tp is bool:
+        if value.__class__ is bool:
+            return value
+        raise _Mismatch("must be true or false")
+    if tp is int:
+        if value.__class__ is int:
+            return value
+        raise _Mismatch("must be an integer")
+    if tp is float:
+        if value.__class__ is int:
+            return float(value)
+        if value.__class__ is float and math.isfinite(value):
+            return value
+        raise _Mismatch("must be a finite number")
+    if tp is str:
+        if value.__class__ is str:
+            return value
+        raise _Mismatch("must be a string")
+    if origin in (list, tuple) or tp in (list, tuple):
+        if not isinstance(value, list):
+            raise _Mismatch("must be an array")
+        inner = args[0] if args else Any
+        try:
+            items = [_typed(item, inner) for item in value]
+        except _Mismatch as exc:
+            raise _Mismatch(f"must be an array; each item {exc}") from None
+        return tuple(items) if (origin or tp) is tuple else items
+    if origin is dict or tp is dict:
+        if isinstance(value, dict):
+            return value
+        raise _Mismatch("must be a table")
+    if isinstance(tp, type) and isinstance(value, tp):
+        return value
+    raise _Mismatch(f"must be of type {getattr(tp, '__name__', tp)}")

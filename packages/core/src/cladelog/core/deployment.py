@@ -80,7 +80,8 @@ class Deployment:
     ) -> None:
         self.config = config
         self.clock = clock
-        self.loaded: list[LoadedPlugin] = load_plugins(config.plugins, config.settings, plugins)
+        self.loaded: list[LoadedPlugin] = load_plugins(config.plugins, config.settings, plugins,
+                                                          source=config.source)
         self.pm = make_plugin_manager(self.loaded, builtin)
         self.registry = EventTypeRegistry()
         self._owner: dict[str, str] = {}

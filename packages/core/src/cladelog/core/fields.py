@@ -15,9 +15,10 @@ a plugin passes its own subclass of it). Messages read ``<path>: <problem>[, got
 from __future__ import annotations
 
 import datetime
+import difflib
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .canonical import MAX_SAFE_INTEGER
@@ -27,6 +28,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "ErrorClass",
     "check_keys",
+    "did_you_mean",
     "finite_number",
     "require_bool",
     "require_date",
@@ -51,6 +53,19 @@ def short_text(text: str, limit: int = 40) -> str:
     text = text.encode("ascii", "backslashreplace").decode("ascii")
     text = text.replace("\n", "\\n").replace("\r", "\\r")
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """The hint after an unknown name: ``(did you mean 'signal_floor'?)`` for the closest
+    known name (:func:`difflib.get_close_matches`), else ``(known: a, b, c)``, else ``""``
+    when nothing is known. ``word`` is untrusted: a long one gets no guess."""
+    names = sorted(set(known))
+    if not names:
+        return ""
+    close = difflib.get_close_matches(word, names, n=1) if len(word) <= 64 else []
+    if close:
+        return f"(did you mean {close[0]!r}?)"
+    return f"(known: {', '.join(names)})"
 
 
 def shown(value: object) -> str:

@@ -8,15 +8,19 @@ deployment fails early with one clear line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+import contextvars
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
 
+from .config import structure_settings
 from .errors import ConfigError
 from .hookspecs import HOOKSPEC_VERSION, PROJECT, CoreHookSpecs
+from .locate import DEFAULT_CONFIG
 
 if TYPE_CHECKING:
     import importlib.metadata as md
@@ -28,6 +32,7 @@ __all__ = [
     "installed_plugins",
     "load_plugins",
     "make_plugin_manager",
+    "provide_plugins",
 ]
 
 ENTRY_POINT_GROUP = "cladelog.plugins"
@@ -57,6 +62,26 @@ class LoadedPlugin:
     settings: Any
 
 
+_PROVIDED: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar(
+    "cladelog_provided_plugins", default=())
+
+
+@contextlib.contextmanager
+def provide_plugins(modules: Iterable[ModuleType | Any]) -> Iterator[None]:
+    """Within the block, a deployment that enables a plugin by name finds it among
+    ``modules`` (plugin modules with a ``PLUGIN``, not installed by entry point: a test's
+    own, an embedding application's) before the installed ones. Nothing else changes:
+    the deployment file still has to list the plugin. The ``cladelog_env`` fixture's
+    ``cli()`` runs the command line inside this block, so ``cladelog_plugin_modules``
+    and ``cladelog_env.cli()`` combine. Bound to the current thread (a context variable).
+    """
+    token = _PROVIDED.set(tuple(modules))
+    try:
+        yield
+    finally:
+        _PROVIDED.reset(token)
+
+
 def installed_plugins() -> dict[str, md.EntryPoint]:
     """Entry points of the ``cladelog.plugins`` group, by plugin name."""
     import importlib.metadata as md  # scanning distributions is slow: only when needed
@@ -71,33 +96,30 @@ def _info_of(module: Any, where: str) -> PluginInfo:
     return info
 
 
-def _structure_settings(info: PluginInfo, raw: Mapping[str, Any]) -> Any:
-    if info.settings is None:
-        if raw:
-            raise ConfigError(f"settings.{info.name}: this plugin takes no settings")
-        return None
-    from .schema import PayloadError, structure
-
-    try:
-        return structure(dict(raw), info.settings, path=f"settings.{info.name}")
-    except PayloadError as exc:
-        raise ConfigError(str(exc)) from None
-
-
 def load_plugins(
     names: Sequence[str],
     settings: Mapping[str, Mapping[str, Any]],
     extra: Iterable[ModuleType | Any] = (),
+    *,
+    source: str = DEFAULT_CONFIG,
 ) -> list[LoadedPlugin]:
     """Load and check the enabled plugins; nothing is registered yet.
 
     ``extra`` are plugin modules given directly (tests, embedding); they count
-    as enabled under their ``PLUGIN.name``.
+    as enabled under their ``PLUGIN.name``. A name listed in ``names`` is looked up
+    among the modules of :func:`provide_plugins` first, then among the installed ones.
+    Each plugin's settings table is read by
+    :func:`~cladelog.core.config.structure_settings`; ``source`` names the deployment
+    file in its errors.
     """
     modules: dict[str, Any] = {}
     for module in extra:
         info = _info_of(module, repr(module))
         modules[info.name] = module
+    for module in _PROVIDED.get():
+        info = _info_of(module, repr(module))
+        if info.name in names and info.name not in modules:
+            modules[info.name] = module
     wanted = [n for n in names if n not in modules]
     if wanted:
         available = installed_plugins()
@@ -120,7 +142,9 @@ def load_plugins(
                 f"plugins: {name!r} {info.version} was built for core hook specs "
                 f"v{info.hookspec_version}; this core provides v{HOOKSPEC_VERSION}"
             )
-        loaded.append(LoadedPlugin(info, module, _structure_settings(info, settings.get(name, {}))))
+        table = settings.get(name, {})
+        loaded.append(LoadedPlugin(info, module, structure_settings(info.settings, table, name,
+                                                                    source=source)))
     enabled = {p.info.name for p in loaded}
     for p in loaded:
         missing = [r for r in p.info.requires if r not in enabled]

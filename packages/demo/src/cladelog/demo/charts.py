@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any, Final
 
@@ -52,6 +52,7 @@ from .report_data import REGISTER_LANES, ReportData
 
 __all__ = [
     "CHARTS",
+    "CHART_PLUGINS",
     "DATUM",
     "MAX_BRANCHES",
     "MAX_CHECKS",
@@ -64,6 +65,9 @@ __all__ = [
     "chart_register",
     "datum_id",
     "render_charts",
+    "shown_charts",
+    "term_colors",
+    "term_order",
 ]
 
 VERDICT_COLORS: Final = {"CONTINUE": "#2e7d32", "WARNING": "#f9a825", "HALT": "#c62828",
@@ -92,8 +96,50 @@ def datum_id(kind: str, key: object) -> str:
     return f"{DATUM}-{kind}-" + re.sub(r"[^A-Za-z0-9_.+-]", "_", str(key))
 
 
-_TERM_COLORS: Final = ["#1565c0", "#42a5f5", "#26a69a", "#66bb6a", "#9ccc65", "#ab47bc",
-                       "#c62828", "#ef6c00", "#8d6e63", "#78909c", "#f06292", "#ffca28"]
+#: One colour per ForkScore term, in term order (the built-ins in formula order, then
+#: extra terms by key): twenty well-separated colours (matplotlib's tab20, dark and light
+#: of ten hues), then as many more as needed, each a new hue (:func:`term_colors`).
+_TERM_COLORS: Final = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                       "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78",
+                       "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7",
+                       "#dbdb8d", "#9edae5"]
+#: Which plugin a chart belongs to (None: core's); a chart of a plugin the deployment
+#: does not enable is left out (:func:`shown_charts`).
+CHART_PLUGINS: Final = {"r-per-check": "lawv", "gains": "lawv", "breakdown": "fork-score",
+                        "register": "receipts", "gate": None}
+
+
+def term_order(keys: Iterable[str]) -> list[str]:
+    """Breakdown keys in the scorer's order: the built-ins in formula order, then the
+    extra terms' keys sorted."""
+    from cladelog.fork_score import BUILTIN_TERMS
+
+    given = set(keys)
+    builtin = [t.key for t in BUILTIN_TERMS if t.key in given]
+    return builtin + sorted(given - set(builtin))
+
+
+def term_colors(keys: Iterable[str]) -> dict[str, str]:
+    """A different colour for each of ``keys`` (in :func:`term_order`): the palette's
+    twenty, then hues spaced by the golden angle, so no two terms share a colour."""
+    import colorsys
+
+    out: dict[str, str] = {}
+    for i, key in enumerate(term_order(keys)):
+        if i < len(_TERM_COLORS):
+            out[key] = _TERM_COLORS[i]
+        else:
+            hue = (i * 0.618033988749895) % 1.0
+            r, g, b = colorsys.hsv_to_rgb(hue, 0.55 + 0.3 * (i % 2), 0.75)
+            out[key] = f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+    return out
+
+
+def shown_charts(data: ReportData) -> tuple[str, ...]:
+    """The charts the report shows: core's, and those of the plugins the deployment
+    enables (``data.plugins``)."""
+    return tuple(c for c, plugin in CHART_PLUGINS.items()
+                 if plugin is None or data.enables(plugin))
 
 
 def _time(stamp: str) -> datetime | None:
@@ -245,14 +291,31 @@ def chart_gains(data: ReportData) -> str:
 
 def chart_breakdown(data: ReportData) -> str:
     """The ForkScore breakdown of each branch of the latest branch set (stacked terms)."""
+    return _svg(breakdown_figure(data), "breakdown")
+
+
+#: The breakdown chart's legend: its entries are laid out in as many columns as the
+#: widest label leaves room for (a label is at most this wide, in inches, per character).
+_LEGEND_CHAR_IN: Final = 0.075
+_LEGEND_HANDLE_IN: Final = 0.45
+
+
+def breakdown_figure(data: ReportData) -> Any:
+    """The figure of :func:`chart_breakdown` (a matplotlib ``Figure``): one bar per
+    non-zero term of each branch, coloured per term; the legend names the terms as the
+    formula writes them (``α·Δ5S``, ``−η·RegressionPenalty``, a plugin's ``−μ·loc``)
+    in columns wide enough for the longest label, so no two labels overlap."""
+    from cladelog.fork_score import term_label
+
     branches = list(data.branches[:MAX_BRANCHES])
-    fig = _figure(8.0, 1.2 + 0.45 * max(4, len(branches)))
+    width = 8.0
+    fig = _figure(width, 1.2 + 0.45 * max(4, len(branches)))
     ax = fig.add_subplot()
     if not branches:
         _empty(ax, "no branch set recorded")
-        return _svg(fig, "breakdown")
-    terms = sorted({k for b in branches for k, v in b.breakdown if v != 0.0})
-    colors = {t: _TERM_COLORS[i % len(_TERM_COLORS)] for i, t in enumerate(terms)}
+        return fig
+    terms = term_order({k for b in branches for k, v in b.breakdown if v != 0.0})
+    colors = term_colors(terms)
     ys = list(range(len(branches)))[::-1]
     for y, b in zip(ys, branches, strict=True):
         pos, neg = 0.0, 0.0
@@ -268,24 +331,33 @@ def chart_breakdown(data: ReportData) -> str:
                 neg += value
         ax.plot([b.score], [y], marker="|", ms=16, mew=2.5, color="black",
                 gid=datum_id("total", b.branch_id))
-        ax.annotate(f"{b.score:+.3f} {b.verdict}" + (f" ({', '.join(b.flags)})" if b.flags
-                                                      else ""),
+        flags = ""
+        if b.flags:
+            flags = f" ({b.flags[0]}" + (f" +{len(b.flags) - 1}" if len(b.flags) > 1 else "") + ")"
+        ax.annotate(f"{b.score:+.3f} {b.verdict}{flags}",
                     (max(pos, b.score), y), textcoords="offset points", xytext=(6, -3),
                     fontsize=8, color=VERDICT_COLORS.get(b.verdict, "#333333"))
     ax.axvline(0.0, color="#333333", lw=0.8)
     ax.set_yticks(ys, [f"#{b.rank} {b.branch_id}" for b in branches], fontsize=9)
     from matplotlib.patches import Patch
 
-    handles = [Patch(color=colors[t], label=t) for t in terms]
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3,
-              fontsize=7, frameon=False)
+    labels = [term_label(t) for t in terms]
+    handles = [Patch(color=colors[t], label=label) for t, label in zip(terms, labels,
+                                                                       strict=True)]
+    widest = max((len(label) for label in labels), default=1)
+    ncol = max(1, min(len(labels) or 1,
+                      int((width - 0.5) // (_LEGEND_HANDLE_IN + _LEGEND_CHAR_IN * widest))))
+    legend = ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.14),
+                       ncol=ncol, fontsize=7, frameon=False)
+    for t, text in zip(terms, legend.get_texts(), strict=True):
+        text.set_gid(f"legend-{t}")
     left, right = ax.get_xlim()
     ax.set_xlim(left, right + (right - left) * 0.45)
     ax.set_xlabel("contribution to the ForkScore (black tick: total)")
     shown = "" if len(branches) == len(data.branches) else \
         f" (the best {len(branches)} of {len(data.branches)})"
     ax.set_title(f"ForkScore breakdown, branch set {data.branch_set_id}{shown}", fontsize=10)
-    return _svg(fig, "breakdown")
+    return fig
 
 
 def chart_register(data: ReportData) -> str:
@@ -374,6 +446,7 @@ CHARTS: Final[dict[str, tuple[str, Callable[[ReportData], str]]]] = {
 }
 
 
-def render_charts(data: ReportData) -> dict[str, str]:
-    """Every chart's SVG text by chart id."""
-    return {key: fn(data) for key, (_, fn) in CHARTS.items()}
+def render_charts(data: ReportData, charts: Iterable[str] | None = None) -> dict[str, str]:
+    """The SVG text of ``charts`` (default: every chart) by chart id, in page order."""
+    wanted = set(CHARTS if charts is None else charts)
+    return {key: fn(data) for key, (_, fn) in CHARTS.items() if key in wanted}

@@ -105,17 +105,16 @@ def _cards(data: ReportData) -> str:
     lawv = " → ".join(c.verdict for c in data.checks) or "no check"
     blocked = sum(1 for g in data.gate if not g.allowed)
     vote = f"{data.lawv_vote[0]}" if data.lawv_vote else "–"
-    cards = [
-        ("events in the log", str(data.head_position)),
-        ("ForkScore verdicts", ", ".join(f"{v} {n}" for v, n in mix.items()) or "none"),
-        ("Law V sequence", lawv),
-        ("register entries", str(len(data.register))),
-        ("gate today", f"{len(data.gate) - blocked} allowed, {blocked} blocked"),
-        ("Law V vote now", vote),
-    ]
+    cards = [("events in the log", str(data.head_position), None),
+             ("ForkScore verdicts", ", ".join(f"{v} {n}" for v, n in mix.items()) or "none",
+              "fork-score"),
+             ("Law V sequence", lawv, "lawv"),
+             ("register entries", str(len(data.register)), "receipts"),
+             ("gate today", f"{len(data.gate) - blocked} allowed, {blocked} blocked", None),
+             ("Law V vote now", vote, "lawv")]
     return '<div class="cards">' + "".join(
         f'<div class="card"><b>{escape(k)}</b><span>{escape(v)}</span></div>'
-        for k, v in cards) + "</div>"
+        for k, v, plugin in cards if plugin is None or data.enables(plugin)) + "</div>"
 
 
 def _checks_table(data: ReportData) -> str:
@@ -199,40 +198,59 @@ def _digests_table(data: ReportData) -> str:
 
 def render_html(data: ReportData, svg: Mapping[str, str], *, title: str = "cladelog report"
                 ) -> str:
-    """The whole page as one string."""
+    """The whole page as one string.
+
+    The sections of a plugin the deployment does not enable (``data.enables``) are left
+    out, with their charts and summary cards: Law V (``lawv``), ForkScore
+    (``fork-score``), the register (``receipts``), graph-engine sessions. ``svg`` needs
+    only the charts of the sections shown (:func:`~cladelog.demo.charts.shown_charts`).
+    """
     plugins = ", ".join(f"{n} {v}" for n, v in sorted(data.plugins.items()))
     vote = ""
     if data.lawv_vote is not None:
         vote = f"<p>Law V vote now: {_pill(data.lawv_vote[0])} {escape(data.lawv_vote[1])}</p>"
-    sections = [
-        f"<section><h2>Summary</h2>{_cards(data)}</section>",
-        "<section><h2>Law V: is the claimed progress real?</h2>"
-        + _figure("r-per-check", svg, "R = ΔA / S per check; shaded: HALT (red), WARNING "
-                  "(amber), CONTINUE (green); bars: the Monte Carlo band of R.")
-        + _figure("gains", svg, "Σ of the long-stage Elo the oracle confirmed, against the "
-                  "gain of main measured against the fixed anchor set (band: σ of A).")
-        + _checks_table(data) + vote + "</section>",
-        "<section><h2>ForkScore: the competing branches</h2>"
-        + _figure("breakdown", svg, "Each term's signed contribution; the black tick is "
-                  "the total score.")
-        + _branches_table(data) + _sets_table(data) + "</section>",
-        "<section><h2>The register of oracle receipts</h2>"
-        + _figure("register", svg, "Gain tests, special paths, epoch changes and reversions "
-                  "in the order the oracle signed them.")
-        + _details(f"all {len(data.register)} entries", _register_table(data)) + "</section>",
-        "<section><h2>The promotion gate</h2>"
+    # a plugin's sections only where the deployment enables it (the gate is core's)
+    lawv, forks = data.enables("lawv"), data.enables("fork-score")
+    receipts, graph = data.enables("receipts"), data.enables("graph-engine")
+    sections = [f'<section id="summary"><h2>Summary</h2>{_cards(data)}</section>']
+    if lawv:
+        sections.append(
+            '<section id="lawv"><h2>Law V: is the claimed progress real?</h2>'
+            + _figure("r-per-check", svg, "R = ΔA / S per check; shaded: HALT (red), WARNING "
+                      "(amber), CONTINUE (green); bars: the Monte Carlo band of R.")
+            + _figure("gains", svg, "Σ of the long-stage Elo the oracle confirmed, against "
+                      "the gain of main measured against the fixed anchor set (band: σ of A).")
+            + _checks_table(data) + vote + "</section>")
+    if forks:
+        sections.append(
+            '<section id="fork-score"><h2>ForkScore: the competing branches</h2>'
+            + _figure("breakdown", svg, "Each term's signed contribution; the black tick is "
+                      "the total score.")
+            + _branches_table(data) + _sets_table(data) + "</section>")
+    if receipts:
+        sections.append(
+            '<section id="receipts"><h2>The register of oracle receipts</h2>'
+            + _figure("register", svg, "Gain tests, special paths, epoch changes and "
+                      "reversions in the order the oracle signed them.")
+            + _details(f"all {len(data.register)} entries", _register_table(data))
+            + "</section>")
+    halts = ("<p>Law V halts block every promotion until a human review resumes:</p>"
+             + _halts_table(data)) if lawv else ""
+    sections.append(
+        '<section id="gate"><h2>The promotion gate</h2>'
         + _figure("gate", svg, "Every recorded candidate asked now; one block blocks.")
-        + "<p>Law V halts block every promotion until a human review resumes:</p>"
-        + _halts_table(data)
+        + halts
         + "<p>Blocked now (every other candidate is allowed):</p>"
         + _gate_table(data, blocked=True)
         + _details(f"every candidate's votes ({len(data.gate)})", _gate_table(data))
-        + "</section>",
-        "<section><h2>Graph-engine sessions</h2>" + _graph_table(data) + "</section>",
-        "<section><h2>Projection digests</h2>" + _digests_table(data)
+        + "</section>")
+    if graph:
+        sections.append('<section id="graph-engine"><h2>Graph-engine sessions</h2>'
+                        + _graph_table(data) + "</section>")
+    sections.append(
+        '<section id="digests"><h2>Projection digests</h2>' + _digests_table(data)
         + f'<p class="muted">head {data.head_position} <code>{escape(data.head_hash)}</code>'
-        + "</p></section>",
-    ]
+        + "</p></section>")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"

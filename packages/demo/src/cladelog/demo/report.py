@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .charts import render_charts
+from .charts import render_charts, shown_charts
 from .errors import ReportPathError
 from .html import render_html
 from .report_data import ReportData, collect
@@ -47,7 +47,7 @@ def write_report(config_path: str | os.PathLike[str], html_path: str | os.PathLi
     check_html_target(html_path)
     with Deployment.open(Path(config_path).resolve()) as deployment:
         data = collect(deployment, shown_as=str(config_path))
-    page = render_html(data, render_charts(data), title=title)
+    page = render_html(data, render_charts(data, shown_charts(data)), title=title)
     page = _with_consensus_section(page, Path(config_path).resolve().parent)
     target = Path(html_path)
     try:

@@ -154,6 +154,11 @@ class ReportData:
     graph_sessions: tuple[dict[str, Any], ...]
     halts: tuple[Halt, ...] = ()
 
+    def enables(self, plugin: str) -> bool:
+        """Whether the deployment enables ``plugin``: the report shows a plugin's sections
+        (tables, charts, cards) only then."""
+        return plugin in self.plugins
+
     @property
     def empty(self) -> bool:
         """True when no plugin has recorded anything worth a report."""
@@ -350,16 +355,14 @@ def _candidates(states: Mapping[str, Any]) -> list[str]:
     return [row["branch_id"] for row in sorted(rows, key=lambda r: r["position"])]
 
 
-def _store_label(url: str, config_path: Any) -> str:
-    """The store URL, relative to the deployment file's folder when the store lives there."""
+def _store_label(url: str) -> str:
+    """How the report names the store: an SQLite store as the absolute path of its file
+    (a reader can open it from anywhere), any other store by its URL."""
     prefix = "sqlite:///"
-    if config_path is not None and url.startswith(prefix):
+    if url.startswith(prefix):
         from pathlib import Path
 
-        path = Path(url[len(prefix):])
-        folder = Path(config_path).resolve().parent
-        if path.parent == folder:
-            return f"{prefix}./{path.name}"
+        return str(Path(url[len(prefix):]).resolve())
     return url
 
 
@@ -399,7 +402,7 @@ def collect(deployment: Any, *, shown_as: str | None = None) -> ReportData:
         lawv_vote = next(((d, r) for p, d, r in rows[0].votes if p == "lawv"), None)
     data = build_report_data(
         states, times, gate, config=shown_as or str(config_path or ""),
-        store=_store_label(deployment.store.url, config_path),
+        store=_store_label(deployment.store.url),
         head=(replayed.head.position, replayed.head.hash), plugins=deployment.plugin_versions,
         digests=digests, lawv_vote=lawv_vote)
     if data.empty:

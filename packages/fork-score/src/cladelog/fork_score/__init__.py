@@ -59,7 +59,9 @@ if TYPE_CHECKING:  # the export list, written once: one public name a line
     from .service import scoring_context as scoring_context
     from .settings import DEFAULT_SOFTMAX_TEMPERATURE as DEFAULT_SOFTMAX_TEMPERATURE
     from .settings import ForkScoreSettings as ForkScoreSettings
+    from .terms import BUILTIN_TERMS as BUILTIN_TERMS
     from .terms import ScoringTerm as ScoringTerm
+    from .terms import term_label as term_label
     from .weights import DEFAULT_WEIGHTS as DEFAULT_WEIGHTS
     from .weights import WeightSet as WeightSet
     from .weights import default_weights as default_weights

@@ -64,11 +64,14 @@ class RankedBranch:
     position: int
     recorded_at: str
     times_scored: int
+    breakdown: Mapping[str, float] = attrs.field(factory=dict)
+    hard_flag_gating: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         out = attrs.asdict(self)
         out["flags"] = list(self.flags)
+        out["breakdown"] = dict(self.breakdown)
         return out
 
 
@@ -215,6 +218,13 @@ def _rows(sets: Mapping[Any, Any], set_id: str) -> list[Mapping[str, Any]]:
             raise BranchSetError(f"{where}.score: must be finite")
         if not all(isinstance(flag, str) for flag in row["flags"]):
             raise BranchSetError(f"{where}.flags: must be a list of strings")
+        breakdown = row.get("breakdown", {})
+        if not isinstance(breakdown, Mapping) or not all(
+            isinstance(k, str) and _finite_float(v) is not None for k, v in breakdown.items()
+        ):
+            raise BranchSetError(f"{where}.breakdown: must map term keys to finite numbers")
+        if row.get("hard_flag_gating", True).__class__ is not bool:
+            raise BranchSetError(f"{where}.hard_flag_gating: must be true or false")
         rows.append(row)
     return rows
 
@@ -261,6 +271,8 @@ def rank_branches(
             position=row["position"],
             recorded_at=row["recorded_at"],
             times_scored=row["times_scored"],
+            breakdown=dict(row.get("breakdown", {})),
+            hard_flag_gating=row.get("hard_flag_gating", True),
         )
         for index, (row, weight) in enumerate(zip(rows, weights))
     )

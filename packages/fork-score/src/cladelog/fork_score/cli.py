@@ -288,6 +288,10 @@ def score_command(
     context = ScoringContext() if deployment is None else scoring_context(deployment)
     result = run_score(parent_path, child_path, weights_path, scalars,
                        on_scored=record if branch else None, context=context)
+    if not result.hard_flag_gating:
+        flags = f": {', '.join(result.flags)} reported, not enforced" if result.flags else ""
+        _warn_later(ctx, f"hard-flag gating is off ([settings.fork-score] "
+                    f"hard_flag_gating = false){flags}")
     _show_warnings(ctx)
     doc = result.to_dict()
     if recorded:
@@ -380,10 +384,36 @@ def branch_set_show(
     click.echo(f"branch set {branch_set_id}: {len(ranked)} branch(es), temperature {used:g}")
     from cladelog.core import echo_table
 
+    def flags_of(b: Any) -> str:
+        text = ", ".join(b.flags) or "-"
+        return text if b.hard_flag_gating or not b.flags else f"{text} (gating off)"
+
     echo_table(["RANK", "BRANCH", "SCORE", "WEIGHT", "VERDICT", "FLAGS"],
                [(b.rank, b.branch_id, f"{b.score:.6f}", f"{b.weight:.4f}", b.verdict,
-                 ", ".join(b.flags) or "-") for b in ranked],
+                 flags_of(b)) for b in ranked],
                right=["RANK", "SCORE", "WEIGHT"])
+    _echo_breakdowns(ranked)
+
+
+def _echo_breakdowns(ranked: Any) -> None:
+    """Each branch's breakdown, one row per term (built-ins in formula order, then
+    extra terms by key), one column per branch in rank order; a term a branch did not
+    record shows ``-`` (and -0.0, a penalty of nothing, shows as 0)."""
+    from cladelog.core import echo_table
+    from cladelog.fork_score.terms import BUILTIN_TERMS, term_label
+
+    builtin = [t.key for t in BUILTIN_TERMS]
+    extra = sorted({key for b in ranked for key in b.breakdown} - set(builtin))
+    keys = [k for k in builtin if any(k in b.breakdown for b in ranked)] + extra
+    if not keys:
+        return
+    click.echo("")
+    click.echo("breakdown (signed contribution of each term):")
+    columns = ["TERM", "KEY"] + [f"#{b.rank} {b.branch_id}" for b in ranked]
+    rows = [[term_label(key), key] + [
+        f"{b.breakdown[key] + 0.0:.6f}" if key in b.breakdown else "-" for b in ranked
+    ] for key in keys]
+    echo_table(columns, rows, right=columns[2:])
 
 
 @click.group(name="fork-score")

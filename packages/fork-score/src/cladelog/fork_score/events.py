@@ -1,6 +1,6 @@
 """The event types fork-score writes (public, versioned contracts).
 
-``fork_score.branch_scored`` (schema version 1) -- one fork was scored as a
+``fork_score.branch_scored`` (schema version 2) -- one fork was scored as a
 branch of a branch set. Stream: ``fork_score.branch_set:<branch_set_id>``.
 
 =====================  ===============  ==========================================
@@ -16,7 +16,13 @@ member                 JSON type        meaning
 ``breakdown``          object           breakdown key -> signed contribution
 ``weights_id``         string           identity of the effective weight set
 ``estimator_version``  string           version of the scorer that produced it
+``hard_flag_gating``   boolean          whether hard flags forced REJECT (v2)
 =====================  ===============  ==========================================
+
+Version 2 added ``hard_flag_gating`` (the deployment setting of that name; false
+means the flags were reported but did not decide the verdict). A version-1 event
+is read as ``hard_flag_gating: true``, which is how every version-1 scoring was
+decided; a new event that leaves the member out gets ``true`` too.
 
 Ids (``branch_set_id``, ``branch_id``, ``parent_root``, ``child_root``) are 1 to
 128 printable characters, not all blank. The time of a scoring is the event's
@@ -47,8 +53,9 @@ hand with ``cladelog append`` is held to it too; each refusal is a
   ``n`` the number of keys -- a bound on the rounding error of adding ``n``
   numbers in any order.
 * ``verdict`` follows the rules that do not depend on the deployment's
-  settings: any hard flag, or a negative score, means ``REJECT``; with no flag
-  and a score ``>= 0`` the verdict is ``ACCEPT`` or ``MARGINAL``. Which of the
+  settings: any hard flag (when ``hard_flag_gating`` is true), or a negative
+  score, means ``REJECT``; otherwise (no flag or gating off, and a score
+  ``>= 0``) the verdict is ``ACCEPT`` or ``MARGINAL``. Which of the
   two depends on the signal floor, a setting the event does not record, so
   that choice is not checked (the gate allows both alike).
 """
@@ -136,9 +143,11 @@ class BranchScored:
     breakdown: dict[str, float]
     weights_id: str = attrs.field(validator=_non_empty)
     estimator_version: str = attrs.field(validator=_non_empty)
+    hard_flag_gating: bool = True
 
     def __attrs_post_init__(self) -> None:
-        _check_consistency(self.score, self.verdict, self.flags, self.breakdown)
+        _check_consistency(self.score, self.verdict, self.flags, self.breakdown,
+                           self.hard_flag_gating)
 
 
 _BUILTIN_KEYS: tuple[str, ...] = tuple(t.key for t in BUILTIN_TERMS)
@@ -245,28 +254,38 @@ def _check_sum(score: float, values: list[float], certain: bool) -> None:
                      f"got {score!r}")
 
 
-def _check_verdict(score: float, verdict: str, flags: Any) -> None:
-    if flags and verdict != "REJECT":
+def _check_verdict(score: float, verdict: str, flags: Any, gating: bool = True) -> None:
+    if gating and flags and verdict != "REJECT":
         raise ValueError(f"verdict: must be REJECT when there are hard flags "
-                         f"({len(flags)} recorded), got {verdict}")
+                         f"({len(flags)} recorded) and hard_flag_gating is true, got {verdict}")
     if score < 0 and verdict != "REJECT":
         raise ValueError(f"verdict: must be REJECT for a negative score ({score!r}), "
                          f"got {verdict}")
     if verdict == "REJECT" and not flags and score >= 0:
         raise ValueError(f"verdict: REJECT needs a hard flag or a negative score "
                          f"(no flags, score {score!r}); else it is ACCEPT or MARGINAL")
+    if verdict == "REJECT" and not gating and score >= 0:
+        raise ValueError(f"verdict: with hard_flag_gating false only a negative score is "
+                         f"REJECT (score {score!r}); else it is ACCEPT or MARGINAL")
 
 
-def _check_consistency(score: float, verdict: str, flags: Any, breakdown: Any) -> None:
+def _check_consistency(score: float, verdict: str, flags: Any, breakdown: Any,
+                       gating: bool = True) -> None:
     values, certain = _ordered_contributions(breakdown)
     _check_sum(score, values, certain)
-    _check_verdict(score, verdict, flags)
+    _check_verdict(score, verdict, flags, gating)
+
+
+def _upcast_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 had no ``hard_flag_gating``: every version-1 scoring gated on flags."""
+    return {**data, "hard_flag_gating": True}
 
 
 BRANCH_SCORED = EventType(
     "fork_score.branch_scored",
     BranchScored,
-    schema_version=1,
+    schema_version=2,
+    upcasters={1: _upcast_v1},
     description="a fork was scored as a branch of a branch set",
 )
 

@@ -54,17 +54,13 @@ def cladelog_add_hookspecs(pluginmanager: Any) -> None:
 
 @hookimpl
 def cladelog_configure(deployment: Any) -> None:
-    """Check the settings, the term plugins' hook-spec versions, the terms and weights file."""
+    """Check the term plugins' hook-spec versions, the terms and the weights file."""
     from cladelog.core import ConfigError
     from cladelog.fork_score.errors import ForkScoreError
     from cladelog.fork_score.hookspecs import HOOKSPEC_VERSION
     from cladelog.fork_score.service import scoring_context
-    from cladelog.fork_score.settings import check_settings
 
-    try:
-        check_settings(deployment.settings(PLUGIN.name))
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+    # the settings' ranges were checked as core read the table (their validators)
     for impl in deployment.pm.hook.fork_score_terms.get_hookimpls():
         declared = getattr(impl.plugin, "FORK_SCORE_HOOKSPEC_VERSION", HOOKSPEC_VERSION)
         if declared != HOOKSPEC_VERSION:
@@ -74,9 +70,12 @@ def cladelog_configure(deployment: Any) -> None:
             )
     try:
         context = scoring_context(deployment)
+    except ForkScoreError as exc:
+        raise ConfigError(f"plugins: {exc}") from None
+    try:
         context.load_weights()
     except ForkScoreError as exc:
-        raise ConfigError(f"settings.fork-score: {exc}") from None
+        raise deployment.config.setting_error(PLUGIN.name, "weights_file", str(exc)) from None
 
 
 @hookimpl
@@ -106,7 +105,8 @@ def cladelog_gate_vote(candidate: str, states: Mapping[str, Any], deployment: An
 
     settings = deployment.settings("fork-score")
     return gate_vote(candidate, states.get("fork_score.candidates", {}),
-                     getattr(settings, "gate_unscored", "block"))
+                     getattr(settings, "gate_unscored", "block"),
+                     getattr(settings, "hard_flag_gating", True))
 
 
 @hookimpl(optionalhook=True)

@@ -1,24 +1,28 @@
 """fork-score's projections: pure folds of ``fork_score.branch_scored`` events.
 
-``fork_score.branch_sets`` (version 1) -- the latest scoring of every branch of
+``fork_score.branch_sets`` (version 2) -- the latest scoring of every branch of
 every branch set, keyed by (branch set, branch)::
 
     {"sets": {"<branch_set_id>": {"<branch_id>": ROW, ...}, ...}}
 
     ROW = {"branch_set_id", "branch_id", "parent_root", "child_root", "score",
            "verdict", "flags", "breakdown", "weights_id", "estimator_version",
-           "recorded_at", "position", "times_scored"}
+           "hard_flag_gating", "recorded_at", "position", "times_scored"}
 
 Scoring the same (branch set, branch) again replaces its row (an upsert by
 replay); ``times_scored`` counts the scorings, and every earlier one stays in
 the log. ``recorded_at`` and ``position`` are the event's own, so the fold
 reads no clock.
 
-``fork_score.candidates`` (version 1) -- for the promotion gate, the latest
+``fork_score.candidates`` (version 2) -- for the promotion gate, the latest
 scoring that names each candidate::
 
     {"candidates": {"<name>": {"branch_set_id", "branch_id", "verdict", "flags",
-                               "score", "position", "recorded_at"}}}
+                               "score", "hard_flag_gating", "position",
+                               "recorded_at"}}}
+
+Version 2 of both added ``hard_flag_gating`` (event schema version 2; ``true``
+for version-1 events), so a new version rebuilds them from position 0.
 
 A scoring names two candidates: its ``branch_id`` and (when not null) its
 ``child_root``. A later event (higher position) naming the same candidate
@@ -51,6 +55,7 @@ def _apply_branch_sets(state: dict[str, Any], event: RecordedEvent) -> dict[str,
         "breakdown": dict(data["breakdown"]),
         "weights_id": data["weights_id"],
         "estimator_version": data["estimator_version"],
+        "hard_flag_gating": data["hard_flag_gating"],
         "recorded_at": event.recorded_at,
         "position": event.position,
         "times_scored": 1 if previous is None else previous["times_scored"] + 1,
@@ -72,6 +77,7 @@ def _apply_candidates(state: dict[str, Any], event: RecordedEvent) -> dict[str, 
         "verdict": data["verdict"],
         "flags": list(data["flags"]),
         "score": data["score"],
+        "hard_flag_gating": data["hard_flag_gating"],
         "position": event.position,
         "recorded_at": event.recorded_at,
     }
@@ -90,7 +96,7 @@ def _summary_candidates(state: dict[str, Any]) -> str:
 
 BRANCH_SETS = Projection(
     name="fork_score.branch_sets",
-    version=1,
+    version=2,
     event_types=_TYPES,
     initial={"sets": {}},
     apply=_apply_branch_sets,
@@ -100,7 +106,7 @@ BRANCH_SETS = Projection(
 
 CANDIDATES = Projection(
     name="fork_score.candidates",
-    version=1,
+    version=2,
     event_types=_TYPES,
     initial={"candidates": {}},
     apply=_apply_candidates,

@@ -25,11 +25,18 @@ class Verdict(enum.StrEnum):
 
 
 def decide_verdict(
-    score: float, flags: tuple[str, ...] | list[str], signal_floor: float
+    score: float, flags: tuple[str, ...] | list[str], signal_floor: float,
+    hard_flag_gating: bool = True,
 ) -> Verdict:
     """REJECT on any hard flag or a negative score; ACCEPT from ``signal_floor`` up;
-    MARGINAL in between (``0 <= score < signal_floor``)."""
-    if flags or score < 0:
+    MARGINAL in between (``0 <= score < signal_floor``).
+
+    With ``hard_flag_gating`` false (the seed's Phase 1b switch, by which an operator
+    turns hard-flag gating off) the flags no longer decide: only a negative score
+    is REJECT. The flags are still computed and reported, and the soft
+    RegressionPenalty is part of ``score`` either way.
+    """
+    if (flags and hard_flag_gating) or score < 0:
         return Verdict.REJECT
     if score >= signal_floor:
         return Verdict.ACCEPT
@@ -62,7 +69,10 @@ class ScoredFork:
     * ``weights`` / ``weights_id`` -- the effective weight set and its identity;
     * ``inputs`` -- the caller scalars as used (defaults filled in);
     * ``term_values`` -- each term's unweighted value, keyed by term name;
-    * ``thresholds`` -- the signal floor and hard-regression floor applied.
+    * ``thresholds`` -- the signal floor and hard-regression floor applied;
+    * ``hard_flag_gating`` -- whether hard flags forced REJECT (true unless the
+      deployment turned gating off); part of ``weights_id``
+      (:func:`~cladelog.fork_score.weights.weights_id`).
     """
 
     score: float
@@ -76,6 +86,7 @@ class ScoredFork:
     inputs: Mapping[str, float | int]
     term_values: Mapping[str, float]
     thresholds: Mapping[str, float]
+    hard_flag_gating: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (plain dicts, lists, strings and finite numbers)."""
@@ -91,4 +102,5 @@ class ScoredFork:
             "inputs": dict(self.inputs),
             "term_values": dict(self.term_values),
             "thresholds": dict(self.thresholds),
+            "hard_flag_gating": self.hard_flag_gating,
         }

@@ -33,7 +33,9 @@ order (the built-ins in formula order, then extra terms by name), so the
 breakdown always adds up to the score exactly. The verdict is ACCEPT when the
 score reaches the signal floor with no hard flag, MARGINAL for ``0 <= score <
 signal floor`` with no hard flag, and REJECT for a negative score or any hard
-flag.
+flag -- unless hard-flag gating is turned off (``hard_flag_gating=False``, the
+deployment setting of the same name): then the flags are reported but only a
+negative score is REJECT.
 """
 
 from __future__ import annotations
@@ -44,13 +46,13 @@ from types import MappingProxyType
 from typing import Any
 
 import attrs
-from cladelog.core.fields import finite_number, safe_count, short_text
+from cladelog.core.fields import finite_number, safe_count, short_text, shown
 from cladelog.fork_score.batteries import read_battery_result
 from cladelog.fork_score.deltas import HARD_REGRESSION_FLOOR, compare
 from cladelog.fork_score.errors import ScalarInputError, WeightsError
 from cladelog.fork_score.result import SIGNAL_FLOOR, ScoredFork, decide_verdict
 from cladelog.fork_score.terms import BUILTIN_TERMS, ScoringTerm, check_terms, evaluate_term
-from cladelog.fork_score.weights import WeightSet, default_weights, load_weights
+from cladelog.fork_score.weights import WeightSet, default_weights, load_weights, weights_id
 
 __all__ = ["SCALAR_DEFAULTS", "read_scalars", "score"]
 
@@ -97,6 +99,7 @@ def score(
     extra_terms: Iterable[ScoringTerm] = (),
     signal_floor: float = SIGNAL_FLOOR,
     hard_regression_floor: float = HARD_REGRESSION_FLOOR,
+    hard_flag_gating: bool = True,
     **scalars: Any,
 ) -> ScoredFork:
     """Score the fork ``parent -> child`` and return a :class:`ScoredFork`.
@@ -112,6 +115,10 @@ def score(
     :param signal_floor: least score for ACCEPT (finite, ``>= 0``).
     :param hard_regression_floor: rate drop that raises a hard regression flag
         (``0 < floor <= 1``; the drop counts when it is at least this much).
+    :param hard_flag_gating: whether a hard flag forces REJECT (default true). When
+        false the flags are still computed and reported in ``flags``, the soft
+        RegressionPenalty stays in the score, and only a negative score is REJECT;
+        the setting is part of the reported ``weights_id``.
     :param scalars: ``capital_delta``, ``selfmodel_calibration_gain``,
         ``audit_completeness`` (in [0, 1]), ``memory_invalidation_count``
         (integer >= 0), ``validator_diversity``; all default to 0.
@@ -123,6 +130,9 @@ def score(
     effective = _effective_weights(weights, terms)
     inputs = read_scalars(scalars)
     floors = _read_floors(signal_floor, hard_regression_floor)
+    if hard_flag_gating is not True and hard_flag_gating is not False:
+        raise ScalarInputError(f"hard_flag_gating: must be true or false, "
+                               f"got {shown(hard_flag_gating)}")
     parent_result = read_battery_result(parent, "parent")
     child_result = read_battery_result(child, "child")
     comparison = compare(parent_result, child_result, floors["hard_regression_floor"])
@@ -167,16 +177,18 @@ def score(
     _require_finite(term_values, breakdown, total)
     return ScoredFork(
         score=total,
-        verdict=decide_verdict(total, comparison.flags, floors["signal_floor"]),
+        verdict=decide_verdict(total, comparison.flags, floors["signal_floor"],
+                               hard_flag_gating),
         breakdown=breakdown,
         flags=comparison.flags,
         deltas=comparison.deltas,
         missing=comparison.missing,
-        weights_id=effective.weights_id,
+        weights_id=weights_id(effective, hard_flag_gating=hard_flag_gating),
         weights=effective,
         inputs=inputs,
         term_values=term_values,
         thresholds=floors,
+        hard_flag_gating=hard_flag_gating,
     )
 
 

@@ -46,12 +46,14 @@ _TERM_FIELDS = frozenset({"name", "weight_name", "default_weight", "sign", "fn"}
 
 @attrs.frozen
 class ScoringContext:
-    """What a deployment adds to a scoring: extra terms, floors, default weights file."""
+    """What a deployment adds to a scoring: extra terms, floors, default weights file,
+    and whether hard flags force REJECT (``hard_flag_gating``)."""
 
     terms: tuple[ScoringTerm, ...] = ()
     signal_floor: float = SIGNAL_FLOOR
     hard_regression_floor: float = HARD_REGRESSION_FLOOR
     weights_path: Path | None = None
+    hard_flag_gating: bool = True
 
     def load_weights(self, path: str | Path | None = None) -> WeightSet | None:
         """The weight set from ``path``, else from the deployment's weights file, else None."""
@@ -104,6 +106,7 @@ def scoring_context(deployment: Any) -> ScoringContext:
         signal_floor=settings.signal_floor,
         hard_regression_floor=settings.hard_regression_floor,
         weights_path=weights_path(settings, getattr(deployment.config, "path", None)),
+        hard_flag_gating=settings.hard_flag_gating,
     )
 
 
@@ -114,7 +117,7 @@ def score_in_context(
     weights: WeightSet | Mapping[str, Any] | None = None,
     **scalars: Any,
 ) -> ScoredFork:
-    """:func:`~cladelog.fork_score.score` with the context's terms and floors.
+    """:func:`~cladelog.fork_score.score` with the context's terms, floors and gating.
 
     ``weights=None`` takes the context's weights file, if it has one.
     """
@@ -127,6 +130,7 @@ def score_in_context(
         extra_terms=context.terms,
         signal_floor=context.signal_floor,
         hard_regression_floor=context.hard_regression_floor,
+        hard_flag_gating=context.hard_flag_gating,
         **scalars,
     )
 
@@ -162,6 +166,7 @@ def branch_scored_payload(
         breakdown=dict(result.breakdown),
         weights_id=result.weights_id,
         estimator_version=ESTIMATOR_VERSION,
+        hard_flag_gating=result.hard_flag_gating,
     )
 
 

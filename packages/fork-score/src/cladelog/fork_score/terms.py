@@ -74,6 +74,7 @@ __all__ = [
     "breakdown_key",
     "check_terms",
     "evaluate_term",
+    "term_label",
 ]
 
 #: Signature of an extra term's function: ``fn(parent, child, inputs) -> float``.
@@ -113,6 +114,40 @@ BUILTIN_TERMS: tuple[BuiltinTerm, ...] = (
 
 BUILTIN_TERM_NAMES: frozenset[str] = frozenset(t.name for t in BUILTIN_TERMS)
 BUILTIN_WEIGHT_NAMES: tuple[str, ...] = tuple(t.weight_name for t in BUILTIN_TERMS)
+
+_GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "zeta": "ζ",
+          "eta": "η", "theta": "θ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ",
+          "nu": "ν", "xi": "ξ", "omicron": "ο", "pi": "π", "rho": "ρ", "sigma": "σ",
+          "tau": "τ", "upsilon": "υ", "phi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω"}
+_BUILTIN_VALUE_LABELS = {
+    "delta_5s": "Δ5S", "delta_5t": "Δ5T", "delta_5f": "Δ5F",
+    "selfmodel_calibration_gain": "SelfModelCalibrationGain",
+    "audit_completeness": "AuditCompleteness", "validator_diversity": "ValidatorDiversity",
+    "regression_penalty": "RegressionPenalty", "capital_cost_penalty": "CapitalCostPenalty",
+    "security_risk_penalty": "SecurityRiskPenalty", "complexity_penalty": "ComplexityPenalty",
+    "memory_invalidation": "MemoryInvalidationPenalty",
+}
+
+
+def term_label(key: str) -> str:
+    """The label a person reads for a breakdown key, as the formula writes the term.
+
+    ``alpha_x_delta_5s`` -> ``α·Δ5S``, ``minus_eta_x_regression_penalty`` ->
+    ``−η·RegressionPenalty``; an extra term's key keeps its term name, its weight
+    written as a Greek letter when it is named after one
+    (``minus_mu_x_loc_growth`` -> ``−μ·loc_growth``). A key that is no term key
+    comes back unchanged.
+    """
+    prefix, sep, name = key.partition("_x_")
+    if not sep:
+        return key
+    sign = ""
+    if prefix.startswith("minus_"):
+        sign, prefix = "−", prefix[len("minus_"):]
+    weight = _GREEK.get(prefix, prefix)
+    value = _BUILTIN_VALUE_LABELS.get(name, name) if prefix in BUILTIN_WEIGHT_NAMES else name
+    return f"{sign}{weight}·{value}"
+
 
 #: Reserved built-in weights whose term value an extra term may supply.
 FILLABLE_WEIGHTS: tuple[str, ...] = ("zeta", "iota", "kappa")

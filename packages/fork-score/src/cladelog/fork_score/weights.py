@@ -9,11 +9,14 @@ their ``weight_name`` and take part in its identity.
 ``weights_id`` is the hex SHA-256 of the RFC 8785 canonical JSON of the full
 set (built-ins and extras, JSON key names), so the same effective weights give
 the same id wherever they were loaded from (``1`` and ``1.0`` are the same).
+A scoring with hard-flag gating turned off (``[settings.fork-score]
+hard_flag_gating = false``) reports the id of ``{"hard_flag_gating": false,
+"weights": <the full set>}`` instead, so the two policies never share an id; with
+gating on (the default) the id is the set's own, as it always was.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import math
@@ -23,7 +26,7 @@ from typing import Any
 
 import attrs
 from cladelog.core.canonical import canonical_bytes
-from cladelog.core.fields import short_text
+from cladelog.core.fields import did_you_mean, short_text, shown
 from cladelog.fork_score.errors import WeightsError
 from cladelog.fork_score.jsonio import load_json_file
 from cladelog.fork_score.terms import (
@@ -141,16 +144,28 @@ class WeightSet:
 DEFAULT_WEIGHTS = WeightSet()
 
 
-def weights_id(weights: WeightSet) -> str:
-    """Hex SHA-256 of the RFC 8785 canonical bytes of ``weights.to_json_dict()``."""
-    return _cached_weights_id(weights)
+def weights_id(weights: WeightSet, *, hard_flag_gating: bool = True) -> str:
+    """Hex SHA-256 of the RFC 8785 canonical bytes of ``weights.to_json_dict()``.
+
+    With ``hard_flag_gating=False`` the hashed object is ``{"hard_flag_gating": false,
+    "weights": weights.to_json_dict()}``: a scoring whose hard flags do not force
+    REJECT never shares an id with one whose flags do. (That object cannot be a flat
+    weight set, which always holds ``alpha``.)
+    """
+    if hard_flag_gating is not True and hard_flag_gating is not False:
+        raise WeightsError("hard_flag_gating: must be true or false, "
+                           f"got {shown(hard_flag_gating)}")
+    return _cached_weights_id(weights, hard_flag_gating)
 
 
 @functools.lru_cache(maxsize=128)
-def _cached_weights_id(weights: WeightSet) -> str:
+def _cached_weights_id(weights: WeightSet, hard_flag_gating: bool = True) -> str:
     # A WeightSet is frozen and hashable, and equal sets have equal canonical bytes
     # (-0.0 == 0.0 both encode as 0), so the id can be remembered per set.
-    return hashlib.sha256(canonical_bytes(weights.to_json_dict())).hexdigest()
+    doc: dict[str, Any] = weights.to_json_dict()
+    if not hard_flag_gating:
+        doc = {"hard_flag_gating": False, "weights": doc}
+    return hashlib.sha256(canonical_bytes(doc)).hexdigest()
 
 
 def default_weights(terms: Iterable[ScoringTerm] = ()) -> WeightSet:
@@ -211,7 +226,4 @@ def _unknown(key: str, known: list[str]) -> str:
         return message + " (the JSON name is 'lambda')"
     if key in BUILTIN_TERM_NAMES:
         return message + " (that is a term name; weights are named alpha..lambda)"
-    close = difflib.get_close_matches(key, known, n=1) if len(key) <= 64 else []
-    if close:
-        return message + f" (did you mean {close[0]!r}?)"
-    return message + f" (known: {', '.join(known)})"
+    return f"{message} {did_you_mean(key, known)}"

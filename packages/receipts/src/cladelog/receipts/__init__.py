@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # the export list, written once: one public name a line
     from .receipt import receipt_leaf as receipt_leaf
     from .recompute import EntryRecomputation as EntryRecomputation
     from .recompute import StageRecomputation as StageRecomputation
+    from .recompute import fill_claims as fill_claims
     from .recompute import recompute_entry as recompute_entry
     from .recompute import recompute_stage as recompute_stage
     from .register import PreparedEntry as PreparedEntry

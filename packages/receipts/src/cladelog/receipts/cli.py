@@ -194,6 +194,33 @@ def add(file: str) -> None:
                        f"{', '.join(e.data['flags'])}", err=True)
 
 
+@receipts.command("fill-claims")
+@click.argument("file", metavar="ENTRY")
+@click.option("--json", "as_json", is_flag=True,
+              help='One JSON line: {"entry": ..., "filled": {path: value}}.')
+@click.option("-o", "--out", metavar="FILE", help="Write the result here (default: stdout).")
+def fill_claims_command(file: str, as_json: bool, out: str | None) -> None:
+    """Compute a gain test's claims from its game counts; print the completed entry.
+
+    Each stage's "elo" and "half_width" (and "nelo" when present), and an SPRT
+    criterion's "llr", are set from the results (or pentanomial) counts, rounded
+    to 0.01, the precision 'add' compares claims at; "pass" is filled when missing
+    or null. They may be missing or null in ENTRY ('-': stdin). Nothing is
+    recorded; 'sign' and 'add' take the result.
+    """
+    from cladelog.core import read_json_file
+
+    from .recompute import fill_claims
+
+    entry, filled = fill_claims(read_json_file(file))
+    if as_json:
+        text = json.dumps({"entry": entry, "filled": filled}, sort_keys=True,
+                          ensure_ascii=False) + "\n"
+    else:
+        text = json.dumps(entry, indent=2, ensure_ascii=False) + "\n"
+    _write_out(text, out)
+
+
 @receipts.command("list")
 @click.option("--kind", type=click.Choice(["gain_test", "special_path", "epoch_change",
                                            "reversion"]), help="Only entries of this kind.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from cladelog.core import ConfigError, PluginInfo, hookimpl
+from cladelog.core import PluginInfo, hookimpl
 
 from . import __version__
 from .settings import ON_MISMATCH, ReceiptsSettings
@@ -22,10 +22,12 @@ PLUGIN = PluginInfo(
 
 @hookimpl
 def cladelog_configure(deployment: Any) -> None:
+    """The settings were checked as core read them (their types and validators)."""
     settings = deployment.settings("receipts")
-    if settings.on_mismatch not in ON_MISMATCH:
-        raise ConfigError(f"settings.receipts.on_mismatch: must be one of "
-                          f"{', '.join(ON_MISMATCH)}, got {settings.on_mismatch!r}")
+    if settings.on_mismatch not in ON_MISMATCH:  # only a settings object made by hand
+        raise deployment.config.setting_error(
+            "receipts", "on_mismatch",
+            f"must be one of {', '.join(map(repr, ON_MISMATCH))}, got {settings.on_mismatch!r}")
 
 
 @hookimpl

@@ -28,12 +28,23 @@ when the entry is parsed. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from typing import Any, Final
 
 import attrs
 from cladelog.core import elo
 
-from .entries import Entry, FixedCriterion, GainTest, SprtCriterion, Stage
+from .entries import (
+    GENESIS_PREV,
+    Entry,
+    FixedCriterion,
+    GainTest,
+    SprtCriterion,
+    Stage,
+    parse_entry,
+)
+from .errors import EntryError
 
 __all__ = [
     "CONFIDENCE",
@@ -46,6 +57,7 @@ __all__ = [
     "EntryRecomputation",
     "StageRecomputation",
     "claims_match",
+    "fill_claims",
     "recompute_entry",
     "recompute_stage",
 ]
@@ -191,3 +203,65 @@ def recompute_entry(entry: Entry) -> EntryRecomputation:
     stages = tuple(recompute_stage(s) for s in entry.stages)
     flags = sorted({f for s in stages for f in s.flags})
     return EntryRecomputation(entry.kind, stages, tuple(flags))
+
+
+#: Claims :func:`fill_claims` writes are rounded to this many decimals: the precision at
+#: which :func:`claims_match` compares them, so a filled claim always matches.
+FILL_DECIMALS: Final = 2
+
+
+def fill_claims(doc: Mapping[str, Any], path: str = "entry") -> tuple[dict[str, Any],
+                                                                       dict[str, Any]]:
+    """A gain-test entry with its claims computed from its game counts.
+
+    For each stage: ``elo`` and ``half_width`` (always), ``nelo`` (when the stage has
+    the member) and, for an SPRT criterion, ``criterion.llr`` are set to the values
+    :func:`recompute_stage` computes, rounded to 0.01 (:data:`FILL_DECIMALS`); ``pass``
+    is set to the recomputed verdict when it is missing or null (a claimed verdict is
+    kept, and a wrong one is flagged when the receipt is recorded). Any of these members
+    may be missing or null in ``doc``; everything else is checked as :func:`parse_entry`
+    checks it (``seq`` and ``prev`` may be left out, as ``receipts sign`` fills them).
+
+    Returns ``(entry, filled)``: the completed entry (``doc``'s members in their order)
+    and ``{"stages[0].elo": value, ...}`` of what was written. Raises
+    :class:`~cladelog.receipts.errors.EntryError` naming the field for an entry that
+    is not a well-formed gain test.
+    """
+    if not isinstance(doc, Mapping):
+        raise EntryError(f"{path}: must be an object")
+    if doc.get("kind") != "gain_test":
+        raise EntryError(f"{path}.kind: only a gain_test has claims to fill, "
+                         f"got {doc.get('kind')!r:.40}")
+    out: dict[str, Any] = copy.deepcopy(dict(doc))
+    work = copy.deepcopy(out)
+    work.setdefault("seq", 0)
+    work.setdefault("prev", GENESIS_PREV)
+    stages = work.get("stages")
+    for stage in stages if isinstance(stages, list) else ():
+        if not isinstance(stage, dict):
+            continue  # parse_entry names it
+        for member in ("elo", "half_width"):
+            if stage.get(member) is None:
+                stage[member] = 0
+        if "nelo" in stage and stage["nelo"] is None:
+            stage["nelo"] = 0
+        if stage.get("pass") is None:
+            stage["pass"] = False
+        criterion = stage.get("criterion")
+        if isinstance(criterion, dict) and criterion.get("type") == "sprt" \
+                and criterion.get("llr") is None:
+            criterion["llr"] = 0
+    recomputed = recompute_entry(parse_entry(work, path))
+    filled: dict[str, Any] = {}
+    for index, (stage, rec) in enumerate(zip(out["stages"], recomputed.stages, strict=True)):
+        values = {"elo": rec.elo, "half_width": rec.half_width}
+        if "nelo" in stage:
+            values["nelo"] = rec.nelo
+        for member, value in values.items():
+            stage[member] = filled[f"stages[{index}].{member}"] = round(value, FILL_DECIMALS)
+        if rec.llr is not None:
+            stage["criterion"]["llr"] = filled[f"stages[{index}].criterion.llr"] = \
+                round(rec.llr, FILL_DECIMALS)
+        if stage.get("pass") is None:
+            stage["pass"] = filled[f"stages[{index}].pass"] = rec.passed
+    return out, filled

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final, Literal
 
 import attrs
 
@@ -19,10 +19,16 @@ __all__ = ["ON_MISMATCH", "ReceiptsSettings"]
 ON_MISMATCH: Final = ("refuse", "record")
 
 
+def _one_of_on_mismatch(_: Any, __: Any, value: str) -> None:
+    if value not in ON_MISMATCH:
+        raise ValueError(f"must be one of {', '.join(map(repr, ON_MISMATCH))}, got {value!r}")
+
+
 @attrs.frozen
 class ReceiptsSettings:
     """Settings of the receipts plugin (every field has a default)."""
 
-    on_mismatch: str = "refuse"
+    on_mismatch: Literal["refuse", "record"] = attrs.field(default="refuse",
+                                                          validator=_one_of_on_mismatch)
     log_key_file: str = ""
     origin: str = ""

@@ -99,16 +99,24 @@ class CladelogEnv:
         return list(self.deployment.store.read(**kw))
 
     def cli(self, *args: str, input: str | None = None) -> Any:
-        """Run ``cladelog ARGS`` against this deployment with click's CliRunner."""
+        """Run ``cladelog ARGS`` against this deployment with click's CliRunner.
+
+        Installed plugins (``cladelog_plugins``) and modules (``cladelog_plugin_modules``)
+        both work: the modules are provided by name while the command runs
+        (:func:`~cladelog.core.plugins.provide_plugins`). The command opens its own
+        deployment on the same log; this fixture's ``deployment`` sees its appends on the
+        next read."""
         from click.testing import CliRunner
 
         from ..cli import main
+        from ..plugins import provide_plugins
 
-        if self.modules:
-            raise RuntimeError("cli() needs plugins installed by entry point, not modules")
         runner = CliRunner()
-        return runner.invoke(main, ["--config", str(self.config_path), *args], input=input,
-                             catch_exceptions=False)
+        # the command line opens the deployment file, which lists the modules' plugins by
+        # name: provide the modules under those names while it runs
+        with provide_plugins(self.modules):
+            return runner.invoke(main, ["--config", str(self.config_path), *args],
+                                 input=input, catch_exceptions=False)
 
     def close(self) -> None:
         self.deployment.close()
