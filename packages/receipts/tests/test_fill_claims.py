@@ -159,7 +159,7 @@ def test_wrong_claims_are_replaced_a_claimed_verdict_is_kept_and_nelo_is_filled(
             lambda d: d["stages"][0].update(results={"losses": 0, "draws": 0, "wins": 0}),
             "entry.stages[0].results: zero games; a stage needs at least one game",
         ),
-        (lambda d: d.update(colour="red"), "entry.colour: unknown member"),
+        (lambda d: d.update(colour="red"), "entry.colour: is not a known field"),
     ],
 )
 def test_a_bad_entry_is_one_error_line(
