@@ -962,11 +962,12 @@ def status(dep: Deployment, as_json: bool) -> None:
         pos = cp.position if cp and cp.version == p.version else 0
         projs.append({"name": p.name, "version": p.version, "position": pos,
                       "behind": head.position - pos, "digest": cp.digest if cp else None})
+    from .store import redact_url
     from .store.base import check_checkpoints
 
     # checkpoints beyond the head (or over other events) prove the log was cut or rewritten
     cut = check_checkpoints(head, dep.store.checkpoint_marks())
-    doc = {"store": dep.store.url, "size_bytes": dep.store.size_bytes(),
+    doc = {"store": redact_url(dep.store.url), "size_bytes": dep.store.size_bytes(),
            "head": {"position": head.position, "hash": head.hash},
            "plugins": dep.plugin_versions, "projections": projs,
            "damage": None if cut is None else {"position": cut[0], "reason": cut[1]}}
