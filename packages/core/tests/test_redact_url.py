@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from cladelog.core.store import redact_url
 
 
@@ -28,9 +27,8 @@ def test_the_password_is_never_shown(url: str, shown: str) -> None:
 def test_status_hides_the_password(tmp_path, monkeypatch, pg_harness) -> None:
     """``status`` on a PostgreSQL store named with a password (the server trusts the
     connection, so the password is ignored): the URL is shown, the password is not."""
-    from click.testing import CliRunner
-
     from cladelog.core.cli import main
+    from click.testing import CliRunner
 
     url = pg_harness.url().replace("postgresql://postgres@", "postgresql://postgres:s3cret@")
     assert "s3cret" in url
