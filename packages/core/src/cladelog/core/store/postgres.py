@@ -126,13 +126,16 @@ BEGIN
 END $$ LANGUAGE plpgsql;
 CREATE OR REPLACE FUNCTION cladelog_extend_only() RETURNS trigger AS $$
 BEGIN
-    -- positions are unique, so a predecessor with the named hash means: the head
-    IF NOT ((NEW.position = 1 AND NEW.prev_hash = '{GENESIS_HASH}')
-            OR EXISTS (SELECT 1 FROM events
-                       WHERE position = NEW.position - 1 AND hash = NEW.prev_hash)) THEN
+    -- once per statement (schema 5; a row trigger before it cost ~40 us per event): every
+    -- row inserted links to the event one position before it, which positions being
+    -- unique makes a chain from the head (rows of this statement included)
+    IF EXISTS (SELECT 1 FROM cladelog_added n
+               WHERE NOT ((n.position = 1 AND n.prev_hash = '{GENESIS_HASH}')
+                          OR EXISTS (SELECT 1 FROM events e WHERE e.position = n.position - 1
+                                     AND e.hash = n.prev_hash))) THEN
         RAISE EXCEPTION 'cladelog: an event must extend the log by one linked position';
     END IF;
-    RETURN NEW;
+    RETURN NULL;
 END $$ LANGUAGE plpgsql;
 DROP TRIGGER IF EXISTS events_no_update ON events;
 CREATE TRIGGER events_no_update BEFORE UPDATE OR DELETE ON events
@@ -141,8 +144,8 @@ DROP TRIGGER IF EXISTS events_no_truncate ON events;
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
     FOR EACH STATEMENT EXECUTE FUNCTION cladelog_refuse_rewrite();
 DROP TRIGGER IF EXISTS events_extend_only ON events;
-CREATE TRIGGER events_extend_only BEFORE INSERT ON events
-    FOR EACH ROW EXECUTE FUNCTION cladelog_extend_only();
+CREATE TRIGGER events_extend_only AFTER INSERT ON events REFERENCING NEW TABLE AS cladelog_added
+    FOR EACH STATEMENT EXECUTE FUNCTION cladelog_extend_only();
 CREATE OR REPLACE FUNCTION cladelog_head_follows_log() RETURNS trigger AS $$
 BEGIN
     -- the head row names the last event: it moves only with the events it names (an

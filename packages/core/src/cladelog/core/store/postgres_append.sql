@@ -50,9 +50,12 @@ DECLARE
     v_digest TEXT;
     v_first BIGINT;
     v_last BIGINT;
-    u_streams TEXT[];
-    u_versions BIGINT[];
     n INTEGER := cardinality(p_streams);
+    k INTEGER;
+    ver BIGINT;
+    u_streams TEXT[] := '{}';
+    u_before BIGINT[] := '{}';
+    u_now BIGINT[] := '{}';
     i INTEGER;
     pos BIGINT;
     prev TEXT;
@@ -92,23 +95,41 @@ BEGIN
         RAISE EXCEPTION 'cladelog: a tree of size % has % peaks, not % bytes of them',
             head_position, bit_count(head_position::bit(64)), length(v_peaks);
     END IF;
-    -- the version of every stream the batch names, before it (one index probe each)
-    SELECT array_agg(u.s), array_agg(COALESCE(
-               (SELECT MAX(e.stream_version) FROM events e WHERE e.stream = u.s), 0))
-        INTO u_streams, u_versions
-        FROM (SELECT DISTINCT s FROM unnest(p_streams || p_expected_streams) AS s) u;
-    SELECT x.s, c.v INTO conflict_stream, conflict_actual
-        FROM unnest(p_expected_streams, p_expected_versions) WITH ORDINALITY AS x(s, v, k)
-        JOIN unnest(u_streams, u_versions) AS c(s, v) ON c.s = x.s
-        WHERE c.v <> x.v ORDER BY x.k LIMIT 1;
-    IF FOUND THEN
-        status := 'conflict';
-        RETURN;
-    END IF;
-    SELECT array_agg(c.v + b.rn ORDER BY b.k) INTO versions
-        FROM (SELECT t.s, t.k, row_number() OVER (PARTITION BY t.s ORDER BY t.k) AS rn
-              FROM unnest(p_streams) WITH ORDINALITY AS t(s, k)) b
-        JOIN unnest(u_streams, u_versions) AS c(s, v) ON c.s = b.s;
+    -- each stream's version before the batch (one index probe per stream; a batch is
+    -- mostly runs of one stream, so the last one is tried first), the events' stream
+    -- versions, and the expected versions (checked before anything is written)
+    versions := array_fill(NULL::BIGINT, ARRAY[n]);
+    FOR i IN 1..n LOOP
+        IF k IS NULL OR u_streams[k] <> p_streams[i] THEN
+            k := array_position(u_streams, p_streams[i]);
+            IF k IS NULL THEN
+                SELECT COALESCE(MAX(e.stream_version), 0) INTO ver
+                    FROM events e WHERE e.stream = p_streams[i];
+                u_streams := u_streams || p_streams[i];
+                u_before := u_before || ver;
+                u_now := u_now || ver;
+                k := cardinality(u_streams);
+            END IF;
+        END IF;
+        u_now[k] := u_now[k] + 1;
+        versions[i] := u_now[k];
+    END LOOP;
+    FOR i IN 1..coalesce(cardinality(p_expected_streams), 0) LOOP
+        k := array_position(u_streams, p_expected_streams[i]);
+        IF k IS NULL THEN
+            SELECT COALESCE(MAX(e.stream_version), 0) INTO ver
+                FROM events e WHERE e.stream = p_expected_streams[i];
+        ELSE
+            ver := u_before[k];
+        END IF;
+        IF ver <> p_expected_versions[i] THEN
+            versions := NULL;
+            conflict_stream := p_expected_streams[i];
+            conflict_actual := ver;
+            status := 'conflict';
+            RETURN;
+        END IF;
+    END LOOP;
     -- chain (docs/events.md) and grow the tree (store/tree.py's _grow), event by event
     hashes := array_fill(NULL::TEXT, ARRAY[n]);
     prevs := array_fill(NULL::TEXT, ARRAY[n]);
