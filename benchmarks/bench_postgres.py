@@ -256,9 +256,10 @@ def run(args: Any) -> int:
                   f"{cl['append'] / em['append']:>6.2f} {em['append'] / em1['append']:>8.2f} "
                   f"{cl['append'] / cl1['append']:>7.2f}   {_held(cl, batch)}", flush=True)
         em1, cl1 = best[batch, 1, "executemany"], best[batch, 1, "cladelog"]
-        print(f"replay (1 writer's log): raw SELECT {em1['replay']:,.0f} ev/s, cladelog "
-              f"{cl1['replay']:,.0f} ev/s into payload instances ({cl1['replay'] / em1['replay']:.2f}), "
-              f"{cl1['json']:,.0f} as JSON objects ({cl1['json'] / em1['replay']:.2f})")
+        raw, inst, js = em1["replay"], cl1["replay"], cl1["json"]
+        print(f"replay (1 writer's log): raw SELECT {raw:,.0f} ev/s, cladelog {inst:,.0f} "
+              f"ev/s into payload instances ({inst / raw:.2f}), {js:,.0f} as JSON objects "
+              f"({js / raw:.2f})")
     print("\ntargets (issue 23): batch 1: ratio >= 0.7 with 1 writer, >= 0.5 with 4; "
           "batch 1,000: >= 1.03 with 1 writer, >= 0.67 with 4; cl N/1 >= 1 for every N and "
           "batch; replay ratio >= 0.5")

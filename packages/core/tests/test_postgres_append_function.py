@@ -156,8 +156,8 @@ def test_the_client_notices_a_function_that_chains_otherwise(pg_harness: Any) ->
                                     "prev_raw := sha256(body);")
     assert wrong != _function_sql()
     pg_harness.raw_execute(store, wrong)
-    with pytest.raises(StoreError, match="server chained position 3 .* does not follow the "
-                                         "chain rule"):
+    with pytest.raises(StoreError, match=r"server chained position 3 .* does not follow "
+                                         r"the chain rule"):
         store.append(prepared("a", 1, start=2), clock=clock)
     assert not store.verify().ok  # what it wrote is in the log, and verify names it
 

@@ -533,11 +533,11 @@ class PostgresStore(EventStore):
                     else:
                         with conn.transaction():
                             row = conn.execute(_APPEND, [*args, *peaks]).fetchone()
-                            if row[0] == "ok":
+                            if row is not None and row[0] == "ok":
                                 self._before_commit(conn)
                 except psycopg.Error as exc:
                     if exc.sqlstate == "CLTRE":  # the tree table holds rows beyond the log
-                        raise tree.damaged(int((exc.diag.message_detail or "0")), exc) from None
+                        raise tree.damaged(int(exc.diag.message_detail or "0"), exc) from None
                     raise
                 assert row is not None
                 status = row[0]
@@ -558,15 +558,15 @@ class PostgresStore(EventStore):
         if status == "key":
             raise InputError(f"idempotency_key: {key!r} was used for a different batch")
         if status == "conflict":
-            expected = dict(args[12] and zip(args[11], args[12], strict=True))
+            expected = dict(zip(args[11], args[12], strict=True))
             raise ConcurrencyError(stream, expected[stream], int(actual))
         self.lock_held = (self.lock_held[0] + held / 1e6, self.lock_held[1] + 1)
         # the server chained by the rule of docs/events.md; so does this process, from the
         # same bodies: any difference is an error (the batch is in the log, and verify
         # names it)
         current: dict[str, int] = {}
-        for e, v in zip(batch.events, versions, strict=True):
-            current.setdefault(e.stream, int(v) - 1)
+        for event, v in zip(batch.events, versions, strict=True):
+            current.setdefault(event.stream, int(v) - 1)
         recorded, _ = build_rows(batch, Head(int(first) - 1, prev), current, None,
                                  lambda: now)
         for e, h in zip(recorded, hashes, strict=True):
