@@ -625,15 +625,15 @@ class PostgresStore(EventStore):
     ) -> BatchResult:
         with self._pool.connection() as conn:
             with conn.transaction():
-                head_row = conn.execute(
-                    "SELECT position, hash, tree_peaks, tree_for FROM cladelog_head "
-                    "WHERE id = 1 FOR UPDATE"
-                ).fetchone()
+                with conn.pipeline():  # the lock and the key in one round trip
+                    head_cur = conn.execute(
+                        "SELECT position, hash, tree_peaks, tree_for FROM cladelog_head "
+                        "WHERE id = 1 FOR UPDATE")
+                    key_cur = conn.execute(
+                        "SELECT digest, first_position, last_position FROM batches "
+                        "WHERE key = %s", (key,))
+                head_row, done = head_cur.fetchone(), key_cur.fetchone()
                 assert head_row is not None
-                done = conn.execute(
-                    "SELECT digest, first_position, last_position FROM batches WHERE key = %s",
-                    (key,),
-                ).fetchone()
                 if done is not None:  # a retry: read the input through for its digest
                     if done[0] != digest_chunks(chunks):
                         raise InputError(f"idempotency_key: {key!r} was used for a different "
@@ -671,12 +671,14 @@ class PostgresStore(EventStore):
                     chunks, Head(int(head_row[0]), head_row[1]), lookup, write, clock,
                     lead=lead, lead_expected=lead_expected)
                 if head.position > int(head_row[0]):
-                    _move_head(conn, head, state[0] if self._keep_tree else None)
-                    if head.position >= first:
-                        conn.execute(
-                            "INSERT INTO batches (key, digest, first_position, last_position) "
-                            "VALUES (%s, %s, %s, %s)", (key, digest, first, head.position))
-                    conn.execute(f"NOTIFY {CHANNEL}, '{head.position}'")
+                    with conn.pipeline():  # three statements, one round trip
+                        _move_head(conn, head, state[0] if self._keep_tree else None)
+                        if head.position >= first:
+                            conn.execute(
+                                "INSERT INTO batches (key, digest, first_position, "
+                                "last_position) VALUES (%s, %s, %s, %s)",
+                                (key, digest, first, head.position))
+                        conn.execute(f"NOTIFY {CHANNEL}, '{head.position}'")
                 sent.append(digest)
                 if self._before_commit is not None:
                     self._before_commit(conn)
