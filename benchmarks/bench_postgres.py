@@ -81,8 +81,30 @@ def _raw_schema(schema: str) -> None:
 def _drop(schema: str) -> None:
     import psycopg
 
-    with psycopg.connect(PG, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    for attempt in range(30):  # the server is shared: its connection slots may be full
+        try:
+            with psycopg.connect(PG, autocommit=True) as conn:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            return
+        except psycopg.OperationalError:
+            if attempt == 29:
+                raise
+            time.sleep(2)
+
+
+def _series_retried(kind: str, n: int, batch: int, writers: int, *,
+                    replays: bool) -> dict[str, Any]:
+    """:func:`series`, run again from a fresh schema when the shared server refused a
+    connection (``too many clients``): a failed series measures nothing."""
+    for attempt in range(10):
+        try:
+            return series(kind, n, batch, writers, replays=replays)
+        except Exception as exc:
+            if "too many clients" not in str(exc) or attempt == 9:
+                raise
+            print(f"  (server full, {kind} series run again)", file=sys.stderr, flush=True)
+            time.sleep(5)
+    raise AssertionError("unreachable")
 
 
 def _raw_replay(schema: str, n: int) -> float:
@@ -247,7 +269,7 @@ def run(args: Any) -> int:
         for writers in WRITERS:
             for _ in range(ROUNDS):
                 for kind in KINDS:
-                    got = series(kind, count, batch, writers, replays=writers == 1)
+                    got = _series_retried(kind, count, batch, writers, replays=writers == 1)
                     key = (batch, writers, kind)
                     best[key] = _best(best.get(key), got)
             em, cl = best[batch, writers, "executemany"], best[batch, writers, "cladelog"]
