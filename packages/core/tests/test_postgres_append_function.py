@@ -76,6 +76,7 @@ def test_the_server_chains_and_grows_the_tree_as_the_rule_says(pg_harness: Any,
         assert [e.hash for e in recorded] == [e.hash for e in store.read(recorded[0].position)]
     assert store.lock_held[1] == len(batches)  # every batch went through the function
     _independent_chain(store)
+    store.close()  # one store per example: give its connections back now
 
 
 def test_batch_sizes_across_tree_levels(pg_harness: Any) -> None:
