@@ -274,4 +274,11 @@ def pg_session() -> Any:
 
 @pytest.fixture
 def pg_harness(pg_session: Any) -> Any:
-    return pg_session
+    # the stores a test opened are closed after it (each holds pool connections, and the
+    # server's slots are shared with every other test run on it); their schemas are
+    # dropped when the session ends
+    opened = len(pg_session.stores)
+    yield pg_session
+    for store in pg_session.stores[opened:]:
+        with contextlib.suppress(Exception):
+            store.close()

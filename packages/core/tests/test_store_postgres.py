@@ -462,6 +462,83 @@ def test_a_version_1_log_is_upgraded_by_init_only(pg_harness: Any, tmp_path: Pat
             pg_harness.raw_execute(s, "UPDATE events SET stream = 'x'")
 
 
+# -- upgrading a version-4 log ----------------------------------------------------------------
+# Version 5 added exactly these to version 4 (the append function, the tree's peaks in the
+# head row and their check in the head's trigger): undoing them leaves what version 4 made.
+_V5_ADDITIONS_REMOVED = f"""
+DROP FUNCTION cladelog_append;
+CREATE OR REPLACE FUNCTION cladelog_head_follows_log() RETURNS trigger AS $$
+BEGIN
+    IF NEW.position <> COALESCE((SELECT MAX(position) FROM events), 0)
+       OR NEW.hash <> COALESCE((SELECT hash FROM events WHERE position = NEW.position),
+                               '{"0" * 64}') THEN
+        RAISE EXCEPTION 'cladelog: the head must name the last event of the log';
+    END IF;
+    RETURN NEW;
+END $$ LANGUAGE plpgsql;
+ALTER TABLE cladelog_head DROP COLUMN tree_peaks, DROP COLUMN tree_for;
+DELETE FROM cladelog_schema WHERE version = 5;
+INSERT INTO cladelog_schema VALUES (4, '2026-12-01T00:00:00.000000Z') ON CONFLICT DO NOTHING;
+"""
+
+
+def _v4_append(pg_harness: Any, store: Any, stream: str, n: int, start: int) -> None:
+    """Append as a version-4 writer did: in Python under the head lock, one COPY (the
+    store's chunked path is that code), moving the head row's two version-4 columns."""
+    from cladelog.core.store import tree
+    from cladelog.core.store.base import Head, build_rows
+    from cladelog.core.testing.conformance import clock
+
+    with pg_harness._conn(store) as conn, conn.transaction():
+        pos, prev = conn.execute("SELECT position, hash FROM cladelog_head FOR UPDATE"
+                                 ).fetchone()
+        head = Head(int(pos), prev)
+        recorded, rows = build_rows(prepared(stream, n, start=start), head,
+                                    {stream: start}, None, clock)
+        with conn.cursor() as cur, cur.copy(
+                "COPY events (position, stream, stream_version, type, schema_version, "
+                "recorded_at, data, meta, hash, prev_hash) FROM STDIN") as copy:
+            for r in rows:
+                copy.write_row(r)
+        nodes, _ = tree.extension(head, [e.hash for e in recorded], None,
+                                  lambda ranges: store._read_ranges(conn, ranges))
+        for node in nodes:
+            conn.execute("INSERT INTO tree_nodes VALUES (%s, %s, %s)", node)
+        conn.execute("UPDATE cladelog_head SET position = %s, hash = %s",
+                     (recorded[-1].position, recorded[-1].hash))
+
+
+def test_a_version_4_log_is_upgraded_to_5_by_init_only(pg_harness: Any) -> None:
+    """A version-4 store (events, tree, records; no function, no peaks in the head row) is
+    upgraded in place by init: the function is installed, the first append reads the
+    tree's peaks from the stored nodes, and the tree and chain stay those of the events."""
+    from cladelog.core.testing.conformance import clock
+
+    store = pg_harness.new()
+    store.append(prepared("a", 3), clock=clock)
+    first = store.append(prepared("b", 2), idempotency_key="batch-A", clock=clock)
+    store.close()
+    with pg_harness._conn(store) as conn:
+        conn.execute(_V5_ADDITIONS_REMOVED)
+    _v4_append(pg_harness, store, "c", 18, 0)  # a version-4 writer: 23 events, tree rows
+    url = pg_harness.url(store.schema)
+    with pytest.raises(StoreError, match="schema version 4; run 'cladelog init' to upgrade "
+                                         "it to 5"):
+        PostgresStore(url)
+    with PostgresStore(url, create=True) as s:
+        assert s.upgraded_from == 4 and s.schema_version() == SCHEMA_VERSION == 5
+        assert s.verify().ok
+        again = s.append(prepared("b", 2), idempotency_key="batch-A", clock=clock)
+        assert [e.hash for e in again] == [e.hash for e in first] and s.head().position == 23
+        more = s.append(prepared("c", 20, start=18), expected_versions={"c": 18}, clock=clock)
+        assert [e.position for e in more] == list(range(24, 44))
+        rebuilt = MerkleTree(leaf_hash(bytes.fromhex(e.hash)) for e in s.read())
+        assert [s.tree_root(n) for n in range(44)] == [rebuilt.root(n) for n in range(44)]
+        assert s.verify().ok
+    with PostgresStore(url, create=True) as s:
+        assert s.upgraded_from is None and s.verify().ok
+
+
 # -- upgrading a version-2 log ----------------------------------------------------------------
 # Version 3 added exactly these to version 2 (the protection of the idempotency records),
 # version 4 the Merkle tree: removing them from a store leaves what version 2 created.
@@ -480,7 +557,7 @@ INSERT INTO cladelog_schema VALUES (2, '2026-12-01T00:00:00.000000Z');
 """
 
 
-def test_a_version_2_log_is_upgraded_to_4_by_init_only(pg_harness: Any) -> None:
+def test_a_version_2_log_is_upgraded_by_init_only(pg_harness: Any) -> None:
     from cladelog.core.testing.conformance import clock
 
     store = pg_harness.new()
@@ -488,11 +565,11 @@ def test_a_version_2_log_is_upgraded_to_4_by_init_only(pg_harness: Any) -> None:
     first = store.append(prepared("b", 2), idempotency_key="batch-A", clock=clock)
     store.close()
     with pg_harness._conn(store) as conn:
-        conn.execute(_V3_ADDITIONS_REMOVED)
+        conn.execute(_V5_ADDITIONS_REMOVED + _V3_ADDITIONS_REMOVED)
         conn.execute("DELETE FROM batches WHERE key LIKE 'auto:%'")  # shows the upgrade
     url = pg_harness.url(store.schema)
     with pytest.raises(StoreError, match="schema version 2; run 'cladelog init' to upgrade "
-                                         "it to 4"):
+                                         f"it to {SCHEMA_VERSION}"):
         PostgresStore(url)
     with PostgresStore(url, create=True) as s:
         assert s.upgraded_from == 2 and s.schema_version() == SCHEMA_VERSION
@@ -571,7 +648,11 @@ class CommitCutter:
                 size = self._read(client, 4)
                 body = self._read(client, int.from_bytes(size, "big") - 4)
                 with self._lock:
-                    if self.armed and kind in (b"Q", b"P") and body.startswith(b"COMMIT"):
+                    # a COMMIT, or the append function called in autocommit mode (the
+                    # statement is its own transaction: it commits before the server's
+                    # ReadyForQuery)
+                    if self.armed and kind in (b"Q", b"P") and (
+                            body.startswith(b"COMMIT") or b"cladelog_append(" in body):
                         self.armed = False
                         state["cut_at_ready"] = True
                 server.sendall(kind + size + body)
@@ -632,7 +713,11 @@ def test_a_commit_whose_acknowledgement_is_lost_is_appended_once(pg_harness: Any
     finally:
         proxy.close()
     assert proxy.cuts == 1  # one connection was cut right after its COMMIT was answered
-    assert any(m.startswith(b"CCOMMIT\0") for m in proxy.swallowed)  # ... and it committed
+    # ... and it committed: a COMMIT, or a statement answered with the session idle again
+    # (outside a transaction: its own has committed)
+    assert any(m.startswith(b"CCOMMIT\0") for m in proxy.swallowed) or (
+        any(m.startswith(b"CSELECT 1\0") for m in proxy.swallowed)
+        and proxy.swallowed[-1] == b"ZI")
     assert [e.position for e in recorded] == [3, 4, 5]
     assert direct.head().position == 5
     assert [e.stream for e in direct.read()] == ["a", "a", "b", "b", "b"]

@@ -38,9 +38,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..canonical import canonical_bytes
-from ..errors import ChainError, ImportConflictError, InputError, StoreError
+from ..canonical import CanonicalError, canonical_bytes
+from ..errors import ChainError, ConcurrencyError, ImportConflictError, InputError, StoreError
 from ..events import GENESIS_HASH, RecordedEvent, utc_now
+from ..transparency.merkle import peak_nodes
 from . import tree
 from .base import (
     ROW_COLUMNS,
@@ -66,8 +67,10 @@ from .base import (
 __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
 
 # 2: data and meta columns instead of the whole body (as SQLite's); 3: the idempotency
-# records are protected as the events are; 4: the log's Merkle tree (store/tree.py)
-SCHEMA_VERSION = 4
+# records are protected as the events are; 4: the log's Merkle tree (store/tree.py);
+# 5: an append is one call of the server-side function cladelog_append
+# (postgres_append.sql), the tree's peaks kept in the head row
+SCHEMA_VERSION = 5
 CHANNEL = "cladelog_events"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _COLUMNS = ROW_COLUMNS
@@ -96,6 +99,11 @@ CREATE TABLE IF NOT EXISTS cladelog_head (
     position BIGINT NOT NULL,
     hash TEXT NOT NULL
 );
+-- schema 5: the Merkle tree's peaks at the head (32 bytes each, largest first) and the
+-- head hash they belong to; a head moved without them (an older writer, a repair) makes
+-- tree_for differ from hash, and the next append reads the peaks from the tree again
+ALTER TABLE cladelog_head ADD COLUMN IF NOT EXISTS tree_peaks BYTEA,
+    ADD COLUMN IF NOT EXISTS tree_for TEXT;
 INSERT INTO cladelog_head (id, position, hash) VALUES (1, 0, '{GENESIS_HASH}')
     ON CONFLICT (id) DO NOTHING;
 CREATE TABLE IF NOT EXISTS batches (
@@ -118,13 +126,16 @@ BEGIN
 END $$ LANGUAGE plpgsql;
 CREATE OR REPLACE FUNCTION cladelog_extend_only() RETURNS trigger AS $$
 BEGIN
-    -- positions are unique, so a predecessor with the named hash means: the head
-    IF NOT ((NEW.position = 1 AND NEW.prev_hash = '{GENESIS_HASH}')
-            OR EXISTS (SELECT 1 FROM events
-                       WHERE position = NEW.position - 1 AND hash = NEW.prev_hash)) THEN
+    -- once per statement (schema 5; a row trigger before it cost ~40 us per event): every
+    -- row inserted links to the event one position before it, which positions being
+    -- unique makes a chain from the head (rows of this statement included)
+    IF EXISTS (SELECT 1 FROM cladelog_added n
+               WHERE NOT ((n.position = 1 AND n.prev_hash = '{GENESIS_HASH}')
+                          OR EXISTS (SELECT 1 FROM events e WHERE e.position = n.position - 1
+                                     AND e.hash = n.prev_hash))) THEN
         RAISE EXCEPTION 'cladelog: an event must extend the log by one linked position';
     END IF;
-    RETURN NEW;
+    RETURN NULL;
 END $$ LANGUAGE plpgsql;
 DROP TRIGGER IF EXISTS events_no_update ON events;
 CREATE TRIGGER events_no_update BEFORE UPDATE OR DELETE ON events
@@ -133,8 +144,8 @@ DROP TRIGGER IF EXISTS events_no_truncate ON events;
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
     FOR EACH STATEMENT EXECUTE FUNCTION cladelog_refuse_rewrite();
 DROP TRIGGER IF EXISTS events_extend_only ON events;
-CREATE TRIGGER events_extend_only BEFORE INSERT ON events
-    FOR EACH ROW EXECUTE FUNCTION cladelog_extend_only();
+CREATE TRIGGER events_extend_only AFTER INSERT ON events REFERENCING NEW TABLE AS cladelog_added
+    FOR EACH STATEMENT EXECUTE FUNCTION cladelog_extend_only();
 CREATE OR REPLACE FUNCTION cladelog_head_follows_log() RETURNS trigger AS $$
 BEGIN
     -- the head row names the last event: it moves only with the events it names (an
@@ -143,6 +154,17 @@ BEGIN
        OR NEW.hash <> COALESCE((SELECT hash FROM events WHERE position = NEW.position),
                                '{GENESIS_HASH}') THEN
         RAISE EXCEPTION 'cladelog: the head must name the last event of the log';
+    END IF;
+    -- the tree's peaks kept for the head change only when the head moves, or when they
+    -- were not for it (schema 5)
+    IF NEW.tree_for IS NOT NULL AND NEW.tree_for = NEW.hash
+       AND length(NEW.tree_peaks) IS DISTINCT FROM 32 * bit_count(NEW.position::bit(64)) THEN
+        RAISE EXCEPTION 'cladelog: the head must keep one tree peak per bit of its size';
+    END IF;
+    IF NEW.position = OLD.position AND NEW.hash = OLD.hash AND OLD.tree_for = OLD.hash
+       AND (NEW.tree_peaks IS DISTINCT FROM OLD.tree_peaks
+            OR NEW.tree_for IS DISTINCT FROM OLD.tree_for) THEN
+        RAISE EXCEPTION 'cladelog: the head must name the last event of the log (peaks)';
     END IF;
     RETURN NEW;
 END $$ LANGUAGE plpgsql;
@@ -209,6 +231,80 @@ CREATE TRIGGER tree_within_log BEFORE INSERT ON tree_nodes
 """
 
 
+#: the one statement of an append (see postgres_append.sql); binary parameters
+_APPEND = (
+    "SELECT status, head_position, head_hash, first_position, last_position, hashes, "
+    "versions, conflict_stream, conflict_actual, held_us FROM cladelog_append("
+    + ", ".join(["%b"] * 15) + ")"
+)
+
+
+def _function_sql() -> str:
+    from importlib.resources import files
+
+    return files(__package__).joinpath("postgres_append.sql").read_text(encoding="utf-8")
+
+
+def _call_args(batch: EncodedBatch, expected_versions: Mapping[str, int] | None, key: str,
+               now: str) -> list[Any]:
+    """The parameters of ``cladelog_append`` but the peaks: the batch as arrays, and the
+    JSON strings of each stream and type and of ``now`` (the body's other string members)
+    from the one canonical encoder. Raises :class:`InputError` for a string that has no
+    canonical form (a lone surrogate), before anything is sent."""
+    events = batch.events
+    quoted: dict[str, bytes] = {}
+
+    def q(value: str, where: str) -> bytes:
+        got = quoted.get(value)
+        if got is None:
+            try:
+                got = quoted[value] = canonical_bytes(value, path="$")
+            except CanonicalError as exc:
+                raise InputError(f"{where}: {str(exc).removeprefix('$: ')}") from None
+        return got
+
+    def at(i: int, name: str) -> str:
+        return f"events[{i}].{name}" if len(events) > 1 else f"event.{name}"
+
+    streams = [e.stream for e in events]
+    types = [e.type for e in events]
+    expected = dict(expected_versions or {})
+    for stream, version in expected.items():
+        if stream.__class__ is not str or version.__class__ is not int:
+            raise InputError(f"expected_versions: {stream!r}: must map a stream name to an "
+                             "integer version")
+    return [
+        key, batch.digest, now, q(now, "recorded_at"),
+        streams, [q(s, at(i, "stream")) for i, s in enumerate(streams)],
+        types, [q(t, at(i, "type")) for i, t in enumerate(types)],
+        [e.schema_version for e in events],
+        [d for d, _ in batch.parts], [m for _, m in batch.parts],
+        list(expected), list(expected.values()),
+    ]
+
+
+def _kept_peaks(head_row: Sequence[Any]) -> tree.TreeState | None:
+    """The tree's peaks the head row ``(position, hash, tree_peaks, tree_for)`` keeps, if
+    they are for that head."""
+    position, hash_, peaks, kept_for = head_row
+    if peaks is None or kept_for != hash_:
+        return None
+    raw = bytes(peaks)
+    return tree.TreeState(Head(int(position), hash_),
+                          [raw[k:k + 32] for k in range(0, len(raw), 32)])
+
+
+def _move_head(conn: Any, head: Head, grown: tree.TreeState | None) -> None:
+    """Move the head row to ``head`` with the tree's peaks there (when known)."""
+    if grown is not None and grown.head == head:
+        conn.execute("UPDATE cladelog_head SET position = %s, hash = %s, tree_peaks = %s, "
+                     "tree_for = %s WHERE id = 1",
+                     (head.position, head.hash, b"".join(grown.peaks), head.hash))
+    else:
+        conn.execute("UPDATE cladelog_head SET position = %s, hash = %s WHERE id = 1",
+                     (head.position, head.hash))
+
+
 def _split_url(url: str) -> tuple[str, str]:
     """Separate cladelog's ``schema`` parameter from the libpq URL."""
     parts = urlsplit(url)
@@ -264,7 +360,9 @@ class PostgresStore(EventStore):
             raise StoreError(f"store: cannot connect to PostgreSQL ({_describe(exc)})") from None
         # a connection is waited for as long as one takes to open (psycopg_pool's default,
         # 30 s, would hold a follower that retries a restarting server that long)
-        self._pool = ConnectionPool(self._conninfo, kwargs=self._kwargs, min_size=1,
+        # autocommit: an append is one statement, and its own transaction
+        self._pool = ConnectionPool(self._conninfo, kwargs={**self._kwargs, "autocommit": True},
+                                    min_size=1,
                                     max_size=pool_size, open=True, name="cladelog",
                                     timeout=self._kwargs["connect_timeout"])
         try:
@@ -276,8 +374,10 @@ class PostgresStore(EventStore):
             self._pool.close()
             raise
         self._listener: Any = None
-        self._tree_state: tree.TreeState | None = None
-        #: False only in the benchmark that measures what the tree costs an append
+        #: seconds this object's appends held the head lock in the server (from taking it
+        #: to the end of the function; the commit follows), and how many appends
+        self.lock_held: tuple[float, int] = (0.0, 0)
+        #: False only in a benchmark that measures what the tree costs an append in chunks
         self._keep_tree = True
         #: test hooks: called inside the append transaction, just before COMMIT / after it
         self._before_commit: Callable[[Any], None] | None = None
@@ -295,6 +395,7 @@ class PostgresStore(EventStore):
             if version == 1:
                 self._upgrade_from_v1(conn)
             conn.execute(_DDL)  # version 2 lacks only the triggers on the batches table
+            conn.execute(_function_sql())  # version 5: the append function
             if version is not None and version < 4:
                 self._build_tree(conn)  # the events an older store holds get their tree
             if version is not None and version < SCHEMA_VERSION:
@@ -395,94 +496,85 @@ class PostgresStore(EventStore):
         idempotency_key: str | None = None,
         clock: Callable[[], str] | None = None,
     ) -> list[RecordedEvent]:
+        """One call of ``cladelog_append`` (one round trip): everything a writer can do
+        without the head lock (validating, encoding, the batch's digest) is done before
+        it; the server chains and inserts under the lock, and the hashes it returns are
+        checked against this process's own computation of the same bodies."""
         if not events:
             return []
         key = idempotency_key or f"auto:{uuid.uuid4()}"
         batch = encode_batch(events)  # before the head lock: encoding is the slow part
+        now = (clock or utc_now)()
+        args = _call_args(batch, expected_versions, key, now)
         psycopg = self._psycopg
         try:
-            return self._append_once(batch, expected_versions, key, clock)
+            return self._append_once(batch, args, key, now)
         except psycopg.OperationalError:
             # the connection died: the batch is wholly committed or wholly absent;
             # retrying under the same key appends it exactly once
             try:
                 self._pool.check()
-                return self._append_once(batch, expected_versions, key, clock)
+                return self._append_once(batch, args, key, now)
             except psycopg.Error as exc:
                 raise StoreError(
                     f"store: append failed, connection lost ({_describe(exc)}); nothing was "
                     f"appended twice — retry with idempotency key {key!r}"
                 ) from None
 
-    def _append_once(
-        self,
-        batch: EncodedBatch,
-        expected_versions: Mapping[str, int] | None,
-        key: str,
-        clock: Callable[[], str] | None,
-    ) -> list[RecordedEvent]:
-        digest = batch.digest
+    def _append_once(self, batch: EncodedBatch, args: list[Any], key: str,
+                     now: str) -> list[RecordedEvent]:
         psycopg = self._psycopg
         with self._pool.connection() as conn:
-            with conn.transaction():
-                head_row = conn.execute(
-                    "SELECT position, hash FROM cladelog_head WHERE id = 1 FOR UPDATE"
-                ).fetchone()
-                done = conn.execute(
-                    "SELECT digest, first_position, last_position FROM batches WHERE key = %s",
-                    (key,),
-                ).fetchone()
-                if done is not None:
-                    if done[0] != digest:
-                        raise InputError(f"idempotency_key: {key!r} was used for a different "
-                                         "batch")
-                    first, last = done[1], done[2]
-                    recorded: list[RecordedEvent] | None = None
-                else:
-                    streams = sorted({e.stream for e in batch.events}
-                                     | set(expected_versions or ()))
-                    # one index probe per stream: "stream = ANY(...) GROUP BY stream" was
-                    # planned as a scan of every row of those streams (28 ms at 100,000)
-                    rows = conn.execute(
-                        "SELECT s, (SELECT MAX(stream_version) FROM events WHERE stream = s) "
-                        "FROM unnest(%s::text[]) AS s", (streams,),
-                    ).fetchall()
-                    current = {s: int(v or 0) for s, v in rows}
-                    assert head_row is not None
-                    head = Head(int(head_row[0]), head_row[1])
-                    recorded, new_rows = build_rows(batch, head, current, expected_versions,
-                                                    clock)
-                    with conn.cursor() as cur, cur.copy(
-                        f"COPY events ({_COLUMNS}) FROM STDIN"
-                    ) as copy:
-                        for r in new_rows:  # COPY fires the row triggers like INSERT
-                            copy.write_row(r)
-                    nodes, state = tree.extension(
-                        head, (e.hash for e in recorded), self._tree_state,
-                        lambda ranges: self._read_ranges(conn, ranges)
-                    ) if self._keep_tree else ([], None)
-                    try:
-                        self._copy_nodes(conn, nodes)
-                    except psycopg.errors.IntegrityError as exc:
-                        raise tree.damaged(head.position, exc) from None
-                    except psycopg.errors.RaiseException as exc:
-                        raise tree.damaged(head.position, exc) from None
-                    conn.execute("UPDATE cladelog_head SET position = %s, hash = %s WHERE id = 1",
-                                 (recorded[-1].position, recorded[-1].hash))
-                    conn.execute(
-                        "INSERT INTO batches (key, digest, first_position, last_position) "
-                        "VALUES (%s, %s, %s, %s)",
-                        (key, digest, recorded[0].position, recorded[-1].position),
-                    )
-                    conn.execute(f"NOTIFY {CHANNEL}, '{recorded[-1].position}'")
-                    if self._before_commit is not None:
-                        self._before_commit(conn)
-            if recorded is not None:
-                self._tree_state = state
+            peaks: list[Any] = [None, None]
+            while True:
+                try:
+                    if self._before_commit is None:  # autocommit: the call is a transaction
+                        row = conn.execute(_APPEND, [*args, *peaks]).fetchone()
+                    else:
+                        with conn.transaction():
+                            row = conn.execute(_APPEND, [*args, *peaks]).fetchone()
+                            if row is not None and row[0] == "ok":
+                                self._before_commit(conn)
+                except psycopg.Error as exc:
+                    if exc.sqlstate == "CLTRE":  # the tree table holds rows beyond the log
+                        raise tree.damaged(int(exc.diag.message_detail or "0"), exc) from None
+                    raise
+                assert row is not None
+                status = row[0]
+                if status != "peaks":
+                    break
+                # the peaks kept in the head row are not for this head (it was moved by an
+                # older writer, or this is the first append since the upgrade to schema 5):
+                # read them from the stored tree (the nodes at a size never change)
+                size = int(row[1])
+                wanted = peak_nodes(size)
+                got = tree.fetch(wanted, lambda r: self._read_ranges(conn, r))
+                peaks = [b"".join(got[n] for n in wanted), row[2]]
             if self._after_commit is not None:
                 self._after_commit()
-        if recorded is None:
-            return list(self.read(first, last))
+        status, _, prev, first, last, hashes, versions, stream, actual, held = row
+        if status == "repeated":
+            return list(self.read(int(first), int(last)))
+        if status == "key":
+            raise InputError(f"idempotency_key: {key!r} was used for a different batch")
+        if status == "conflict":
+            expected = dict(zip(args[11], args[12], strict=True))
+            raise ConcurrencyError(stream, expected[stream], int(actual))
+        self.lock_held = (self.lock_held[0] + held / 1e6, self.lock_held[1] + 1)
+        # the server chained by the rule of docs/events.md; so does this process, from the
+        # same bodies: any difference is an error (the batch is in the log, and verify
+        # names it)
+        current: dict[str, int] = {}
+        for event, v in zip(batch.events, versions, strict=True):
+            current.setdefault(event.stream, int(v) - 1)
+        recorded, _ = build_rows(batch, Head(int(first) - 1, prev), current, None,
+                                 lambda: now)
+        for e, h in zip(recorded, hashes, strict=True):
+            if e.hash != h:
+                raise StoreError(
+                    f"store: the server chained position {e.position} to {h}, but its "
+                    f"body hashes to {e.hash}: the function cladelog_append does not follow "
+                    "the chain rule (run 'cladelog verify'; 'cladelog init' reinstalls it)")
         return recorded
 
     def append_chunks(
@@ -533,14 +625,15 @@ class PostgresStore(EventStore):
     ) -> BatchResult:
         with self._pool.connection() as conn:
             with conn.transaction():
-                head_row = conn.execute(
-                    "SELECT position, hash FROM cladelog_head WHERE id = 1 FOR UPDATE"
-                ).fetchone()
+                with conn.pipeline():  # the lock and the key in one round trip
+                    head_cur = conn.execute(
+                        "SELECT position, hash, tree_peaks, tree_for FROM cladelog_head "
+                        "WHERE id = 1 FOR UPDATE")
+                    key_cur = conn.execute(
+                        "SELECT digest, first_position, last_position FROM batches "
+                        "WHERE key = %s", (key,))
+                head_row, done = head_cur.fetchone(), key_cur.fetchone()
                 assert head_row is not None
-                done = conn.execute(
-                    "SELECT digest, first_position, last_position FROM batches WHERE key = %s",
-                    (key,),
-                ).fetchone()
                 if done is not None:  # a retry: read the input through for its digest
                     if done[0] != digest_chunks(chunks):
                         raise InputError(f"idempotency_key: {key!r} was used for a different "
@@ -555,7 +648,7 @@ class PostgresStore(EventStore):
                     ).fetchall()
                     return {s: int(v or 0) for s, v in rows}
 
-                state: list[tree.TreeState | None] = [self._tree_state]
+                state: list[tree.TreeState | None] = [_kept_peaks(head_row)]
 
                 def write(rows: list[Any]) -> None:
                     with conn.cursor() as cur, cur.copy(
@@ -578,18 +671,17 @@ class PostgresStore(EventStore):
                     chunks, Head(int(head_row[0]), head_row[1]), lookup, write, clock,
                     lead=lead, lead_expected=lead_expected)
                 if head.position > int(head_row[0]):
-                    conn.execute("UPDATE cladelog_head SET position = %s, hash = %s "
-                                 "WHERE id = 1", (head.position, head.hash))
-                    if head.position >= first:
-                        conn.execute(
-                            "INSERT INTO batches (key, digest, first_position, last_position) "
-                            "VALUES (%s, %s, %s, %s)", (key, digest, first, head.position))
-                    conn.execute(f"NOTIFY {CHANNEL}, '{head.position}'")
+                    with conn.pipeline():  # three statements, one round trip
+                        _move_head(conn, head, state[0] if self._keep_tree else None)
+                        if head.position >= first:
+                            conn.execute(
+                                "INSERT INTO batches (key, digest, first_position, "
+                                "last_position) VALUES (%s, %s, %s, %s)",
+                                (key, digest, first, head.position))
+                        conn.execute(f"NOTIFY {CHANNEL}, '{head.position}'")
                 sent.append(digest)
                 if self._before_commit is not None:
                     self._before_commit(conn)
-            if self._keep_tree and state[0] is not None:
-                self._tree_state = state[0]
             if self._after_commit is not None:
                 self._after_commit()
         return BatchResult(first, head.position, head)
@@ -600,7 +692,8 @@ class PostgresStore(EventStore):
         try:
             with self._pool.connection() as conn, conn.transaction():
                 head_row = conn.execute(
-                    "SELECT position, hash FROM cladelog_head WHERE id = 1 FOR UPDATE"
+                    "SELECT position, hash, tree_peaks, tree_for FROM cladelog_head "
+                    "WHERE id = 1 FOR UPDATE"
                 ).fetchone()
                 assert head_row is not None
                 head_pos = int(head_row[0])
@@ -628,12 +721,12 @@ class PostgresStore(EventStore):
                         appended += 1
                         added.append(e.hash)
                     position, prev = e.position, e.hash
-                nodes, _ = tree.extension(Head(head_pos, head_row[1]), added, None,
-                                          lambda ranges: self._read_ranges(conn, ranges))
+                nodes, grown = tree.extension(Head(head_pos, head_row[1]), added,
+                                              _kept_peaks(head_row),
+                                              lambda ranges: self._read_ranges(conn, ranges))
                 self._copy_nodes(conn, nodes)
                 if position > head_pos:
-                    conn.execute("UPDATE cladelog_head SET position = %s, hash = %s WHERE id = 1",
-                                 (position, prev))
+                    _move_head(conn, Head(position, prev), grown)
                     conn.execute(f"NOTIFY {CHANNEL}, '{position}'")
         except psycopg.errors.IntegrityError as exc:
             raise ImportConflictError(f"import refused by the store: {_describe(exc)}") from None
