@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import cattrs
@@ -319,29 +319,7 @@ def flat_dumper(cls: type) -> Any:
     exec(source, namespace)
     dump = namespace["dump"]
     dump.source = source  # for reading, and for the tests
-    compiled = _compiled_dumper(cls, fields)
-    if compiled is not None:  # the same function, compiled
-        compiled.source, compiled.python = source, dump
-        return compiled
     return dump
-
-
-def _compiled_dumper(cls: type, fields: Sequence[Any]) -> Any:
-    """:func:`flat_dumper`'s function compiled, for a slotted class (any kind of field
-    :func:`flat_dumper` takes: the free JSON ones through the compiled canonical encoder,
-    which steps aside as :func:`cladelog.core.canonical.canonical_text` would not);
-    else None."""
-    from ._accel import speedups
-
-    module, kinds = speedups(), _kind_codes(fields, _DUMPER_JSON_CODES)
-    if module is None or kinds is None:
-        return None
-    names = tuple(f.name for f in fields)
-    order = tuple(sorted(range(len(names)), key=lambda k: names[k]))
-    try:
-        return module.flat_dumper(cls, names, order, kinds)
-    except TypeError:  # not slotted, say
-        return None
 
 
 # -- the replay hot path: payload instances from stored data ---------------------------------
@@ -392,47 +370,14 @@ def _load_json(kind: str, var: str) -> list[str]:
     return lines
 
 
-def _slot_maker(cls: type, fields: Sequence[Any]) -> Any:
-    """A compiled constructor equivalent to ``cls(*values)`` (field order), or None.
-
-    Only for a slotted attrs class whose generated ``__init__`` does nothing but store
-    each argument: no validators, converters, pre/post-init hooks, hash cache or other
-    slots, and ``cls.__new__`` is ``object.__new__``. Needs the optional compiled module
-    (:mod:`cladelog.core._speedups`); ``CLADELOG_NO_SPEEDUPS`` turns it off.
-    """
-    from ._accel import speedups as _speedups
-
-    speedups = _speedups()
-    init = getattr(cls.__dict__.get("__init__"), "__code__", None)
-    if speedups is None or init is None \
-            or not init.co_filename.startswith("<attrs generated ") \
-            or any(f.validator is not None or f.converter is not None for f in fields) \
-            or hasattr(cls, "__attrs_pre_init__") or hasattr(cls, "__attrs_post_init__"):
-        return None
-    slots: set[str] = set()
-    for klass in cls.__mro__[:-1]:
-        own = klass.__dict__.get("__slots__")
-        if own is None:
-            return None
-        own = [own] if isinstance(own, str) else list(own)
-        if "__dict__" in own:
-            return None
-        slots.update(own)
-    if slots - {"__weakref__"} != {f.name for f in fields}:
-        return None
-    try:
-        return speedups.slot_maker(cls, tuple(f.name for f in fields))
-    except TypeError:
-        return None
-
-
-def flat_loader(cls: type) -> Any:
+def flat_loader(cls: type, or_else: Callable[[Any], Any] | None = None) -> Any:
     """A function ``json_object -> instance | None`` for the classes :func:`flat_dumper`
     covers (None for any other class).
 
     When the function returns an instance, :func:`structure` would have returned an
     equal one with members of the same types; when it returns None, :func:`structure`
-    decides.
+    decides. With ``or_else``, the function returns ``or_else(json_object)`` instead of
+    None (one call per event fewer on the replay path).
     """
     import attrs
 
@@ -491,63 +436,15 @@ def flat_loader(cls: type) -> Any:
         lines += [f"if {' or '.join(simple)}: return None"]
     if checks:
         lines += ["try:", *_indent(checks), "except _Slow:", "    return None"]
-    make = _slot_maker(cls, fields)
-    if make is not None:  # the instance built by storing the checked values in its slots
-        lines += [f"return make({', '.join(f'v{k}' for k in range(len(names)))})"]
-    else:
-        lines += ["try:", f"    return cls({', '.join(args + kwargs)})",
-                  "except Exception:",  # a validator's or converter's refusal: cattrs words it
-                  "    return None"]
+    lines += ["try:", f"    return cls({', '.join(args + kwargs)})",
+              "except Exception:",  # a validator's or converter's refusal: cattrs words it
+              "    return None"]
+    if or_else is not None:
+        lines = [line.replace("return None", "return or_else(d)") for line in lines]
     source = "\n".join(["def load(d):", *_indent(lines), ""])
-    namespace: dict[str, Any] = {"_Slow": _Slow, "cls": cls, "make": make,
+    namespace: dict[str, Any] = {"_Slow": _Slow, "cls": cls, "or_else": or_else,
                                  "KEYS": tuple(names[k] for k in order)}
     exec(source, namespace)
     load = namespace["load"]
     load.source = source  # for reading, and for the tests
-    if make is not None:
-        compiled = _compiled_loader(cls, fields, order)
-        if compiled is not None:  # the same function, compiled
-            compiled.source, compiled.python = source, load
-            return compiled
     return load
-
-
-# what the compiled loader calls a field's kind (cladelog/core/_speedups.c)
-_LEAF_CODES = {"str": 1, "int": 2, "bool": 3, "float": 4}
-_SHAPE_LIST, _OPTIONAL = 16, 32
-# free JSON: the loader takes ``Any`` as it is; the encoder writes every kind's canonical form
-_LOADER_JSON_CODES = {"any": 5}
-_DUMPER_JSON_CODES = {"any": 5, "dict": 6, "list": 7, "list_of_dicts": 8}
-
-
-def _compiled_loader(cls: type, fields: Sequence[Any], order: list[int]) -> Any:
-    """:func:`flat_loader`'s function compiled, where every field is a scalar, a list of
-    scalars or free JSON taken as it is (``Any``), and the class is one
-    :func:`_slot_maker` builds; else None."""
-    from ._accel import speedups
-
-    module, kinds = speedups(), _kind_codes(fields, _LOADER_JSON_CODES)
-    if module is None or kinds is None:
-        return None
-    names = tuple(f.name for f in fields)
-    try:
-        return module.flat_loader(cls, names, tuple(names[k] for k in order), tuple(order),
-                                  kinds)
-    except TypeError:
-        return None
-
-
-def _kind_codes(fields: Sequence[Any], json_codes: dict[str, int]) -> tuple[int, ...] | None:
-    """Each field's kind as the compiled module codes it, or None when one has no code (a
-    kind of free JSON that ``json_codes`` does not list)."""
-    kinds = []
-    for f in fields:
-        shape, leaf, optional = _field_kind(f.type)  # type: ignore[misc]  # checked before
-        if shape == "json":
-            if leaf not in json_codes:
-                return None
-            kinds.append(json_codes[leaf] | (_OPTIONAL if optional and leaf != "any" else 0))
-            continue
-        code = _LEAF_CODES[leaf] | (_SHAPE_LIST if shape == "list" else 0)
-        kinds.append(code | (_OPTIONAL if optional else 0))
-    return tuple(kinds)
