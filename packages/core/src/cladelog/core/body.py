@@ -439,6 +439,7 @@ CHECK_ROWS = 64
 
 _FLAT = (str, int, float, bool, type(None))
 _INT = {int}
+_STR = {str}
 _hexdigest = type(hashlib.sha256()).hexdigest
 
 
@@ -508,6 +509,10 @@ class _Reader:
             raise ChainError(first, f"missing: the next stored position is {pos[0]}")
         if set(map(type, pos)) != _INT or set(map(type, svs)) != _INT:
             raise ChainError(first, "a stored column is not valid (not an integer)")
+        # exact types before the caches below, which equal values (1.0 and 1) would share
+        if set(map(type, schemas)) != _INT or {*map(type, streams), *map(type, types)} != _STR:
+            self.shape((streams[0], types[0], schemas[0]), first, cached=False)  # names it
+            raise ValueError("columns")
         # the body's parts: the shape per (stream, type, schema version), the time quoted
         keys = list(zip(streams, types, schemas))
         shapes = list(map(self.shapes.get, keys))
@@ -558,10 +563,12 @@ class _Reader:
         self.prev_raw = bytes.fromhex(hashes[-1])
         return events
 
-    def shape(self, key: tuple[Any, Any, Any], position: int) -> tuple[bytes, bytes, Any, bool]:
+    def shape(
+        self, key: tuple[Any, Any, Any], position: int, cached: bool = True
+    ) -> tuple[bytes, bytes, Any, bool]:
         """The shape of ``key`` (stream, type, schema version), its decoder and whether that
         takes the stored bytes; cached."""
-        known = self.shapes.get(key)
+        known = self.shapes.get(key) if cached else None
         if known is not None:
             return known
         if len(self.shapes) >= 4096:  # a log of many streams: keep the cache small
