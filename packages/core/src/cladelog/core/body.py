@@ -541,7 +541,7 @@ class _Reader:
         uniform = decoders.count(decoders[0]) == n and raws.count(raws[0]) == n
         try:
             data = _parse(datas, decoders, raws, uniform)
-            found = list(map(self.metas.get, metas))
+            found: list[Any] = list(map(self.metas.get, metas))
             if None in found:
                 found = [m if m is not None else self.meta(b) for m, b in zip(found, metas)]
             meta = list(map(dict.copy, found))  # each event its own

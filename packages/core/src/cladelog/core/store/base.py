@@ -38,6 +38,8 @@ from ..errors import ChainError, ConcurrencyError, InputError
 from ..events import utc_now
 
 __all__ = [
+    "REPLAY_COLUMNS",
+    "ROW_COLUMNS",
     "BatchRecord",
     "BatchResult",
     "Checkpoint",
