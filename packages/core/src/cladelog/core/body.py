@@ -40,6 +40,7 @@ from .canonical import CanonicalError, canonical_bytes
 from .errors import ChainError, InputError
 
 __all__ = [
+    "CHECK_BYTES",
     "CHECK_ROWS",
     "GENESIS_HASH",
     "REPLAY_COLUMNS",
@@ -433,8 +434,11 @@ def split_body(event: RecordedEvent) -> tuple[bytes, bytes]:
 # -- replay: rows read, checked against the chain, a page at a time -----------------------------
 
 #: How many rows the replay read checks at once: a few dozen rows keep the columns it
-#: walks in the processor's cache (2,048 at once ran about twice as slow per row).
+#: walks in the processor's cache (2,048 at once ran about twice as slow per row) ...
 CHECK_ROWS = 64
+#: ... and no more than about this many bytes of ``data`` (large events come a few at a
+#: time, as a store's fetches bring them).
+CHECK_BYTES = 1 << 20
 
 
 _FLAT = (str, int, float, bool, type(None))
@@ -446,7 +450,7 @@ _hexdigest = type(hashlib.sha256()).hexdigest
 class _Reader:
     """A read of rows: where the chain stands, and what it remembers between pages."""
 
-    __slots__ = ("decoders", "metas", "position", "prev", "prev_raw", "shapes", "times")
+    __slots__ = ("decoders", "metas", "position", "prev", "prev_raw", "shapes")
 
     def __init__(
         self,
@@ -464,23 +468,27 @@ class _Reader:
         #: per (stream, type, schema version): the shape's two parts, the decoder or None,
         #: and whether it takes the stored bytes
         self.shapes: dict[tuple[Any, Any, Any], tuple[bytes, bytes, Any, bool]] = {}
-        self.times: dict[Any, bytes] = {}  # recorded_at -> quoted
         self.metas: dict[bytes, dict[str, Any]] = {}  # flat metas, parsed once
         self.position: int = start.position
         self.prev: str = start.hash
         self.prev_raw = _GENESIS_RAW if start.hash == GENESIS_HASH else bytes.fromhex(start.hash)
 
     def pages(self, rows: Iterator[Any]) -> Iterator[list[RecordedEvent]]:
+        size = 1  # until the size of a row is known
         while True:
             page: list[Any] = []
             try:
-                page.extend(itertools.islice(rows, CHECK_ROWS))  # keeps what came before
+                page.extend(itertools.islice(rows, size))  # keeps what came before
             except BaseException:  # an error of the source
                 yield from self.checked(page)  # the rows before the error, then the error
                 raise
             if not page:
                 return
             yield from self.checked(page)
+            try:
+                size = min(CHECK_ROWS, CHECK_BYTES // (len(page[-1][6]) + 1)) or 1
+            except (TypeError, IndexError):  # not a row the check passed: it has raised
+                size = 1
 
     def checked(self, page: list[Any]) -> Iterator[list[RecordedEvent]]:
         """The page's events; a page that does not check out is checked again one row at a
@@ -518,9 +526,13 @@ class _Reader:
         shapes = list(map(self.shapes.get, keys))
         if None in shapes:
             shapes = [s if s is not None else self.shape(k, first) for s, k in zip(shapes, keys)]
-        quoted = list(map(self.times.get, times))
-        if None in quoted:
-            quoted = [q if q is not None else self.time(t, first) for q, t in zip(quoted, times)]
+        if set(map(type, times)) != _STR:
+            self.time(times[0], first)  # names it
+            raise ValueError("recorded_at")
+        if times.count(times[0]) == n:  # a batch shares its time
+            quoted = [self.time(times[0], first)] * n
+        else:  # strings: orjson writes them as canonical_bytes does (it hands them to it)
+            quoted = list(map(orjson.dumps, times))
         prevs = (self.prev, *hashes[:-1])
         try:
             heads, tails, decoders, raws = zip(*shapes)
@@ -584,18 +596,13 @@ class _Reader:
         known = self.shapes[key] = (head, tail, decode, raw)
         return known
 
-    def time(self, recorded_at: Any, position: int) -> bytes:
-        """``recorded_at`` quoted for the body; cached (a batch shares one)."""
-        known = self.times.get(recorded_at)
-        if known is not None:
-            return known
-        if len(self.times) >= 4096:
-            self.times.clear()
+    @staticmethod
+    def time(recorded_at: Any, position: int) -> bytes:
+        """``recorded_at`` quoted for the body."""
         try:
-            quoted = self.times[recorded_at] = quote(recorded_at, "recorded_at")
+            return quote(recorded_at, "recorded_at")
         except CanonicalError:
             raise ChainError(position, "a stored column is not valid (recorded_at)") from None
-        return quoted
 
     def meta(self, meta_b: bytes) -> dict[str, Any]:
         """``meta`` parsed, remembered when it is flat (then events get copies of it).
