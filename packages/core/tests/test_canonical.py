@@ -210,3 +210,61 @@ def test_depth_limit() -> None:
     # Far deeper input is refused cleanly, not with a RecursionError.
     with pytest.raises(CanonicalError):
         canonical_bytes(_nest(100_000))
+
+
+# -- the orjson path against the pure encoder ------------------------------------------------
+# canonical_bytes hands plain values to orjson where every number in them is one orjson
+# writes as RFC 8785 does; everything else goes to the pure encoder (canonical._encode),
+# the reference. Both must give the same bytes for every value orjson is handed.
+_PLAIN_FLOATS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.floats(min_value=1e-4, max_value=1e16, exclude_max=True),
+    st.floats(min_value=-1e16, max_value=-1e-4, exclude_min=True),
+    st.sampled_from([1e-4, 9.999999999999999e15, 0.1, 0.5, 1.5, 123456.789, -0.0, 0.0,
+                     1e16, 20.0, 2.0**53, 5e-324]),
+)
+_ORJSON_JSON = st.recursive(
+    st.one_of(_SCALARS, _PLAIN_FLOATS,
+              st.text(st.characters(max_codepoint=0x7F), max_size=6),
+              st.text(st.characters(codec="utf-8"), max_size=6)),
+    lambda inner: st.lists(inner, max_size=5) | st.tuples(inner, inner)
+    | st.dictionaries(st.one_of(_KEYS, st.text(st.characters(max_codepoint=0x7F),
+                                                   max_size=4)), inner, max_size=6),
+    max_leaves=30,
+)
+
+
+def _reference(value: Any) -> bytes:
+    from cladelog.core import canonical
+
+    canonical._scan(value, "$", 0)
+    out: list[str] = []
+    canonical._encode(value, out)
+    return "".join(out).encode("utf-8")
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_ORJSON_JSON)
+def test_the_orjson_path_equals_the_pure_encoder(value: Any) -> None:
+    import orjson
+    from cladelog.core import canonical
+
+    assert canonical_bytes(value) == _reference(value)
+    try:
+        slow = canonical._quick(value, 0)
+    except canonical._Invalid:
+        return
+    if not slow:  # what canonical_bytes hands to orjson, compared with the reference
+        assert orjson.dumps(value, option=canonical._ORJSON_OPTIONS) == _reference(value)
+
+
+def test_the_orjson_path_takes_the_common_cases() -> None:
+    """Plain payloads go to orjson (a canonical_bytes that never did would still pass the
+    property above)."""
+    from cladelog.core import canonical
+
+    for value in ({"a": 1, "b": [True, None, "x\n"], "c": {"d": 0.25}}, "text", [1, 2],
+                  {"score": 1.5e-3, "tags": ["a"]}):
+        assert canonical._quick(value, 0) is False
+    for value in ({"é": 1}, {"n": 1e-7}, {"n": 1e16}, {"n": 2.0}):
+        assert canonical._quick(value, 0) is True

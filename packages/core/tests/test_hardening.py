@@ -5,7 +5,7 @@
   files): each one exit 2 (or 1 for a broken chain), exactly one ``error:`` line, no
   traceback, the log's head and count unchanged;
 - a tamper sweep over every column of a demo-like log: ``verify`` and ``replay --rebuild``
-  (compiled and pure read paths) exit 1 naming the tampered position;
+  exit 1 naming the tampered position;
 - the import property: a single-field change of a valid export that an append would refuse
   is refused by import, the chain rehashed so that only the rule can catch it;
 - a log that already holds such events (written by hand, or by an older cladelog):
@@ -16,7 +16,6 @@ The commands run in-process (click's CliRunner) except where the real argv bytes
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -25,7 +24,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -137,19 +135,6 @@ def copy_of(demo_log: tuple[Path, list[dict[str, Any]]], tmp_path: Path) -> Path
     dst = tmp_path / "copy"
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.jsonl"))
     return dst / "cladelog.toml"
-
-
-@contextlib.contextmanager
-def pure_python(on: bool) -> Iterator[None]:
-    """Run with the compiled module off (``CLADELOG_NO_SPEEDUPS``) when ``on``."""
-    from cladelog.core import _accel
-
-    saved = _accel._SPEEDUPS
-    _accel._SPEEDUPS = None if on else False  # False: look it up again
-    try:
-        yield
-    finally:
-        _accel._SPEEDUPS = saved
 
 
 # -- 1. the hostile-input corpus ------------------------------------------------------------
@@ -334,22 +319,6 @@ def test_hostile_append(target: Path, name: str, payload: bytes) -> None:
     r = cli(target, "append", str(f))
     assert_one_error(r, 2)
     assert state_of(target.parent / "cladelog.sqlite3") == before
-
-
-def test_hostile_append_without_the_compiled_module(target: Path) -> None:
-    """The same corpus on the pure-Python path (``CLADELOG_NO_SPEEDUPS``): same refusals."""
-    store = target.parent / "cladelog.sqlite3"
-    before = state_of(store)
-    f = target.parent / "hostile.in"
-    with pure_python(True):
-        for name, payload in APPEND_CASES:
-            f.write_bytes(payload)
-            r = CliRunner().invoke(main, ["--config", str(target), "append", str(f)])
-            try:
-                assert_one_error(r, 2)
-            except AssertionError as exc:
-                raise AssertionError(f"{name}: {exc}") from None
-    assert state_of(store) == before
 
 
 def test_hostile_arguments(target: Path) -> None:
@@ -871,11 +840,9 @@ def test_tamper_sweep(copy_of: Path, kind: str, column: str) -> None:
         assert f"column {column!r}" in line, line
     if column == "prev_hash":
         return  # replay links each body to the hash before it, not to this column
-    for pure in (False, True):  # the compiled read and the pure-Python one agree
-        with pure_python(pure):
-            r = cli(copy_of, "replay", "--rebuild")
-        line = assert_one_error(r, 1)
-        assert line.startswith(f"error: position {TARGET}: "), (pure, line)
+    r = cli(copy_of, "replay", "--rebuild")
+    line = assert_one_error(r, 1)
+    assert line.startswith(f"error: position {TARGET}: "), line
 
 
 def test_the_issue_s_invalid_utf8_reproduction(copy_of: Path) -> None:

@@ -330,12 +330,15 @@ class Checked:
 ])
 def test_the_loader_steps_aside_when_unsure(doc: Any) -> None:
     assert schema.flat_loader(Plain)(doc) is None
+    # with or_else, the function hands such data to it (the registry's general path)
+    assert schema.flat_loader(Plain, or_else=lambda d: ("general", d))(doc) == ("general", doc)
 
 
 def test_validators_and_converters_run_and_refusals_take_the_general_path() -> None:
     load = schema.flat_loader(Checked)
     assert load({"level": 2, "name": "  a "}) == Checked(2, "a")
     assert load({"level": -1, "name": "a"}) is None
+    assert schema.flat_loader(Checked, or_else=lambda d: "general")({"level": -1}) == "general"
     registry = EventTypeRegistry([EventType("t.checked", Checked)])
     with pytest.raises(InputError, match="level"):
         registry.structure("t.checked", {"level": -1, "name": "a"})

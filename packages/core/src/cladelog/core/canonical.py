@@ -25,8 +25,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable
 from typing import Any
+
+import orjson
 
 from .errors import InputError
 
@@ -43,35 +44,9 @@ __all__ = [
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_DEPTH = 64
 
-_encoder = json.JSONEncoder(
-    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
-)
-
-
-def _make_fast_dumps() -> Callable[[Any], str]:
-    """The C encoder, built once: ``JSONEncoder.encode`` builds a new one per call,
-    which costs about a third of encoding a small object. Callers have already
-    checked the value (no cycles, string keys only), which is all the Python
-    wrapper adds."""
-    from json import encoder as json_encoder
-
-    make = getattr(json_encoder, "c_make_encoder", None)
-    quote = getattr(json_encoder, "c_encode_basestring", None)
-    if make is None or quote is None:  # pragma: no cover - CPython has both
-        return _encoder.encode
-    # markers, default, encoder, indent, key_sep, item_sep, sort_keys, skipkeys, allow_nan
-    c_encode = make(None, _encoder.default, quote, None, ":", ",", True, False, False)
-    join = "".join
-
-    def dumps(value: Any) -> str:
-        if value.__class__ is str:  # the C encoder takes containers and scalars alike,
-            return _encoder.encode(value)  # but a bare string is returned unquoted
-        return join(c_encode(value, 0))
-
-    return dumps
-
-
-_fast_dumps = _make_fast_dumps()
+#: what orjson (the encoder of plain values) is asked for: keys sorted by code point, which
+#: is RFC 8785's UTF-16 order for the keys it is given (ASCII ones, see :func:`_quick`)
+_ORJSON_OPTIONS = orjson.OPT_SORT_KEYS
 
 
 class CanonicalError(InputError):
@@ -228,7 +203,7 @@ def _quick(value: Any, depth: int) -> bool:
 
     Raises :class:`_Invalid` on anything :func:`_scan` would refuse (and on
     things it might accept, such as subclasses, by returning True instead).
-    Lone surrogates are caught later, when the fast output is UTF-8 encoded.
+    Lone surrogates are caught later, by orjson, which refuses them.
     """
     if depth > MAX_DEPTH:
         raise _Invalid
@@ -314,47 +289,17 @@ def canonical_bytes(value: Any, *, path: str = "$") -> bytes:
 
     Raises :class:`CanonicalError` naming the path of the first value that has
     no canonical form (NaN, infinity, unsafe integer, non-string key, ...).
+
+    Plain values whose every number orjson writes as RFC 8785 does (integers in the safe
+    range, non-integral floats in [1e-4, 1e16)) and whose keys are ASCII are encoded by
+    orjson; everything else by :func:`_encode`, the reference (a property test holds the
+    two to the same bytes).
     """
-    fast = _C_CANONICAL if _C_CANONICAL is not False else _compiled()
-    if fast is not None:  # plain values: the compiled encoder, bytes at once
-        done = fast(value)
-        if done is not None:
-            return done  # type: ignore[no-any-return]
-    text = _canonical_text(value, path)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        _scan(value, path, 0)  # names the string with the lone surrogate
-        raise CanonicalError(f"{path}: string contains a lone surrogate") from None
-
-
-_C_CANONICAL: Any = False  # the compiled encoder, once looked up (None: there is none)
-
-
-def _compiled() -> Any:
-    """The compiled encoder of plain values (``_speedups.canonical``), or None."""
-    global _C_CANONICAL
-    if _C_CANONICAL is False:
-        from ._accel import speedups
-
-        module = speedups()
-        _C_CANONICAL = module.canonical if module is not None else None
-    return _C_CANONICAL
-
-
-def canonical_text(value: Any, *, path: str = "$") -> str:
-    """:func:`canonical_bytes` before its UTF-8 encoding (which is where a lone
-    surrogate, the one thing this does not check on its fast path, fails)."""
-    fast = _C_CANONICAL if _C_CANONICAL is not False else _compiled()
-    if fast is not None:
-        done = fast(value)
-        if done is not None:
-            return done.decode("utf-8")  # type: ignore[no-any-return]
-    return _canonical_text(value, path)
-
-
-def _canonical_text(value: Any, path: str) -> str:
-    """:func:`canonical_text` in Python: every value, and the errors' wording."""
+    if value.__class__ is str:  # a string member of an event body, say: no scan needed
+        try:
+            return orjson.dumps(value)
+        except orjson.JSONEncodeError:
+            pass  # a lone surrogate: the scan below names it
     try:
         slow = _quick(value, 0)
     except _Invalid:
@@ -362,18 +307,27 @@ def _canonical_text(value: Any, path: str) -> str:
         raise CanonicalError(f"{path}: not a canonical JSON value") from None
     if slow:
         # most slow documents only hold integral floats such as 20.0: rewritten as
-        # ints (exact below 2**53, and formatted identically) they take the C path
+        # ints (exact below 2**53, and formatted identically) they take the fast path
         try:
             value = _ints_for_integral_floats(value)
             slow = False
         except _Invalid:
             pass
     if not slow:
-        return _fast_dumps(value)
+        try:
+            return orjson.dumps(value, option=_ORJSON_OPTIONS)
+        except orjson.JSONEncodeError:  # a lone surrogate, the one thing left to it
+            _scan(value, path, 0)  # names the string
+            raise CanonicalError(f"{path}: string contains a lone surrogate") from None
     _scan(value, path, 0)
     out: list[str] = []
     _encode(value, out)
-    return "".join(out)
+    return "".join(out).encode("utf-8")  # _scan refused lone surrogates
+
+
+def canonical_text(value: Any, *, path: str = "$") -> str:
+    """:func:`canonical_bytes` as text."""
+    return canonical_bytes(value, path=path).decode("utf-8")
 
 
 def canonical_digest(value: Any) -> str:

@@ -195,19 +195,12 @@ class EventTypeRegistry:
             pass
         schema = _schema()
         cls = self.get(name).payload
-        fast = schema.flat_loader(cls)
         general = schema.structure
 
         def slow(data: Any) -> Any:
             return general(data, cls)
 
-        if fast is None:
-            load = slow
-        elif hasattr(fast, "or_else"):  # the compiled loader calls the general path itself
-            load = fast.or_else(slow)
-        else:
-            def load(data: Any) -> Any:
-                obj = fast(data)
-                return general(data, cls) if obj is None else obj
+        # the generated function takes the general path itself for data it does not vouch for
+        load = schema.flat_loader(cls, or_else=slow) or slow
         self._loaders[name] = load
         return load

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import cattrs
@@ -21,7 +21,7 @@ from cattrs.cols import (
 )
 from cattrs.v import format_exception, transform_error
 
-from .canonical import MAX_SAFE_INTEGER, CanonicalError, canonical_text
+from .canonical import MAX_SAFE_INTEGER, CanonicalError, canonical_bytes
 from .errors import InputError
 
 __all__ = [
@@ -186,27 +186,28 @@ class _Slow(Exception):
 
 
 def _leaf(kind: str, var: str, out: str) -> list[str]:
-    """Statements checking ``var`` of ``kind`` and setting ``out`` to its JSON text."""
-    if kind == "str":
-        return [f"if {var}.__class__ is not str: raise _Slow", f"{out} = enc({var})"]
+    """Statements checking ``var`` of ``kind`` and setting ``out`` to the value orjson
+    writes in canonical form (the value itself, or the integer of an integral float)."""
+    if kind == "str":  # orjson refuses a lone surrogate: the general path names it
+        return [f"if {var}.__class__ is not str: raise _Slow", f"{out} = {var}"]
     if kind == "bool":
-        return [f"if {var} is True: {out} = 'true'", f"elif {var} is False: {out} = 'false'",
-                "else: raise _Slow"]
+        return [f"if {var} is not True and {var} is not False: raise _Slow", f"{out} = {var}"]
     if kind == "int":
         return [f"if {var}.__class__ is not int or not -{MAX_SAFE} <= {var} <= {MAX_SAFE}: "
-                "raise _Slow", f"{out} = int_repr({var})"]
+                "raise _Slow", f"{out} = {var}"]
     return [  # float; an int is a valid number too (cattrs keeps it an int)
         f"if {var}.__class__ is float:",
-        # repr() is the ECMAScript form for non-integral values in [1e-4, 1e16); an
-        # integral value below 2**53 is written as that integer; the rest (integral at
-        # or beyond 2**53, tiny, huge, NaN, infinite) goes to the general path
+        # orjson writes the ECMAScript form for non-integral values in [1e-4, 1e16) (the
+        # canonical tests hold it to the pure encoder); an integral value below 2**53 is
+        # written as that integer; the rest (integral at or beyond 2**53, tiny, huge, NaN,
+        # infinite) goes to the general path
         f"    if {var}.is_integer():",
         f"        if not -{MAX_SAFE} <= {var} <= {MAX_SAFE}: raise _Slow",
-        f"        {out} = int_repr(int({var}))",
-        f"    elif 1e-4 <= abs({var}) < 1e16: {out} = float_repr({var})",
+        f"        {out} = int({var})",
+        f"    elif 1e-4 <= abs({var}) < 1e16: {out} = {var}",
         "    else: raise _Slow",
         f"elif {var}.__class__ is int and -{MAX_SAFE} <= {var} <= {MAX_SAFE}:",
-        f"    {out} = int_repr({var})",
+        f"    {out} = {var}",
         "else: raise _Slow",
     ]
 
@@ -242,9 +243,10 @@ def _field_kind(tp: Any) -> tuple[str, str, bool] | None:
 
 def _json_check(kind: str, var: str, out: str) -> list[str]:
     """Statements checking free JSON ``var`` as cattrs would structure it, setting ``out``
-    to its canonical text and ``var`` to what cattrs would unstructure it to (containers
-    are copied one level, as the event must not share the caller's list or dict)."""
-    text = f"{out} = jtext({var})"  # refuses what has no canonical form
+    to its canonical bytes (an ``orjson.Fragment``) and ``var`` to what cattrs would
+    unstructure it to (containers are copied one level, as the event must not share the
+    caller's list or dict)."""
+    text = f"{out} = fragment(cbytes({var}))"  # refuses what has no canonical form
     if kind == "any":
         return [text]
     if kind == "dict":
@@ -265,15 +267,12 @@ def flat_dumper(cls: type) -> Any:
     any other class.
 
     The function returns None for an instance it cannot encode exactly; the bytes
-    it does return equal ``canonical_bytes`` of the object it returns.
+    it does return equal ``canonical_bytes`` of the object it returns. They are orjson's
+    bytes of an object of the checked values, its members inserted in canonical order.
     """
-    from json import encoder
-
     import attrs  # already imported by every payload class
+    import orjson
 
-    c_encode_basestring = getattr(encoder, "c_encode_basestring", None)
-    if c_encode_basestring is None:  # pragma: no cover - CPython always has it
-        return None
     try:
         fields = attrs.fields(attrs.resolve_types(cls))
     except Exception:  # unresolvable annotations: the general path copes or reports
@@ -288,60 +287,41 @@ def flat_dumper(cls: type) -> Any:
                 or f.name.startswith("_"):
             return None
         shape, leaf, optional = kind
-        var, out = f"v{k}", f"t{k}"
+        var, out = f"v{k}", f"e{k}"
         step = [f"{var} = o.{f.name}"]
         if shape == "scalar":
             check = _leaf(leaf, var, out)
         elif shape == "json":
             check = _json_check(leaf, var, out)
-        else:
-            check = [f"if {var}.__class__ is not list: raise _Slow", "parts = []",
-                     f"for x in {var}:", *_indent(_leaf(leaf, "x", "tx")),
-                     "    parts.append(tx)",
-                     f"{out} = '[' + ','.join(parts) + ']'",
+        elif leaf == "float":  # integral floats become integers in the encoded list
+            check = [f"if {var}.__class__ is not list: raise _Slow", f"{out} = []",
+                     f"for x in {var}:", *_indent(_leaf(leaf, "x", "ex")),
+                     f"    {out}.append(ex)",
                      f"{var} = list({var})"]  # a copy: the event must not share it
+        else:
+            check = [f"if {var}.__class__ is not list: raise _Slow",
+                     f"for x in {var}:", *_indent(_leaf(leaf, "x", "ex")),
+                     f"{var} = {out} = list({var})"]
         if optional and leaf != "any":
-            check = [f"if {var} is None: {out} = 'null'", "else:", *_indent(check)]
+            check = [f"if {var} is None: {out} = None", "else:", *_indent(check)]
         lines += step + check
         items.append(f"{f.name!r}: {var}")
         members.append((f.name, out))
     members.sort()  # ASCII names: code-point order is RFC 8785's UTF-16 order
-    text = ",".join(f'"{name}":{{{out}}}' for name, out in members)
     lines.append("d = {" + ", ".join(items) + "}")
-    lines.append(f"return d, f'{{{{{text}}}}}'.encode('utf-8')")
-    # a lone surrogate fails the UTF-8 encoding: the general path names it
+    lines.append("return d, dumps({" + ", ".join(f"{name!r}: {out}" for name, out in members)
+                 + "})")
     source = "\n".join(["def dump(o):", "    try:", *_indent(_indent(lines)),
-                        "    except (_Slow, UnicodeEncodeError, CanonicalError):",
+                        "    except (_Slow, JSONEncodeError, CanonicalError):",
                         "        return None", ""])
-    namespace: dict[str, Any] = {"_Slow": _Slow, "enc": c_encode_basestring,
-                                 "int_repr": int.__repr__, "float_repr": float.__repr__,
-                                 "jtext": canonical_text, "CanonicalError": CanonicalError}
+    namespace: dict[str, Any] = {"_Slow": _Slow, "dumps": orjson.dumps,
+                                 "fragment": orjson.Fragment, "cbytes": canonical_bytes,
+                                 "JSONEncodeError": orjson.JSONEncodeError,
+                                 "CanonicalError": CanonicalError}
     exec(source, namespace)
     dump = namespace["dump"]
     dump.source = source  # for reading, and for the tests
-    compiled = _compiled_dumper(cls, fields)
-    if compiled is not None:  # the same function, compiled
-        compiled.source, compiled.python = source, dump
-        return compiled
     return dump
-
-
-def _compiled_dumper(cls: type, fields: Sequence[Any]) -> Any:
-    """:func:`flat_dumper`'s function compiled, for a slotted class (any kind of field
-    :func:`flat_dumper` takes: the free JSON ones through the compiled canonical encoder,
-    which steps aside as :func:`cladelog.core.canonical.canonical_text` would not);
-    else None."""
-    from ._accel import speedups
-
-    module, kinds = speedups(), _kind_codes(fields, _DUMPER_JSON_CODES)
-    if module is None or kinds is None:
-        return None
-    names = tuple(f.name for f in fields)
-    order = tuple(sorted(range(len(names)), key=lambda k: names[k]))
-    try:
-        return module.flat_dumper(cls, names, order, kinds)
-    except TypeError:  # not slotted, say
-        return None
 
 
 # -- the replay hot path: payload instances from stored data ---------------------------------
@@ -392,47 +372,14 @@ def _load_json(kind: str, var: str) -> list[str]:
     return lines
 
 
-def _slot_maker(cls: type, fields: Sequence[Any]) -> Any:
-    """A compiled constructor equivalent to ``cls(*values)`` (field order), or None.
-
-    Only for a slotted attrs class whose generated ``__init__`` does nothing but store
-    each argument: no validators, converters, pre/post-init hooks, hash cache or other
-    slots, and ``cls.__new__`` is ``object.__new__``. Needs the optional compiled module
-    (:mod:`cladelog.core._speedups`); ``CLADELOG_NO_SPEEDUPS`` turns it off.
-    """
-    from ._accel import speedups as _speedups
-
-    speedups = _speedups()
-    init = getattr(cls.__dict__.get("__init__"), "__code__", None)
-    if speedups is None or init is None \
-            or not init.co_filename.startswith("<attrs generated ") \
-            or any(f.validator is not None or f.converter is not None for f in fields) \
-            or hasattr(cls, "__attrs_pre_init__") or hasattr(cls, "__attrs_post_init__"):
-        return None
-    slots: set[str] = set()
-    for klass in cls.__mro__[:-1]:
-        own = klass.__dict__.get("__slots__")
-        if own is None:
-            return None
-        own = [own] if isinstance(own, str) else list(own)
-        if "__dict__" in own:
-            return None
-        slots.update(own)
-    if slots - {"__weakref__"} != {f.name for f in fields}:
-        return None
-    try:
-        return speedups.slot_maker(cls, tuple(f.name for f in fields))
-    except TypeError:
-        return None
-
-
-def flat_loader(cls: type) -> Any:
+def flat_loader(cls: type, or_else: Callable[[Any], Any] | None = None) -> Any:
     """A function ``json_object -> instance | None`` for the classes :func:`flat_dumper`
     covers (None for any other class).
 
     When the function returns an instance, :func:`structure` would have returned an
     equal one with members of the same types; when it returns None, :func:`structure`
-    decides.
+    decides. With ``or_else``, the function returns ``or_else(json_object)`` instead of
+    None (one call per event fewer on the replay path).
     """
     import attrs
 
@@ -491,63 +438,15 @@ def flat_loader(cls: type) -> Any:
         lines += [f"if {' or '.join(simple)}: return None"]
     if checks:
         lines += ["try:", *_indent(checks), "except _Slow:", "    return None"]
-    make = _slot_maker(cls, fields)
-    if make is not None:  # the instance built by storing the checked values in its slots
-        lines += [f"return make({', '.join(f'v{k}' for k in range(len(names)))})"]
-    else:
-        lines += ["try:", f"    return cls({', '.join(args + kwargs)})",
-                  "except Exception:",  # a validator's or converter's refusal: cattrs words it
-                  "    return None"]
+    lines += ["try:", f"    return cls({', '.join(args + kwargs)})",
+              "except Exception:",  # a validator's or converter's refusal: cattrs words it
+              "    return None"]
+    if or_else is not None:
+        lines = [line.replace("return None", "return or_else(d)") for line in lines]
     source = "\n".join(["def load(d):", *_indent(lines), ""])
-    namespace: dict[str, Any] = {"_Slow": _Slow, "cls": cls, "make": make,
+    namespace: dict[str, Any] = {"_Slow": _Slow, "cls": cls, "or_else": or_else,
                                  "KEYS": tuple(names[k] for k in order)}
     exec(source, namespace)
     load = namespace["load"]
     load.source = source  # for reading, and for the tests
-    if make is not None:
-        compiled = _compiled_loader(cls, fields, order)
-        if compiled is not None:  # the same function, compiled
-            compiled.source, compiled.python = source, load
-            return compiled
     return load
-
-
-# what the compiled loader calls a field's kind (cladelog/core/_speedups.c)
-_LEAF_CODES = {"str": 1, "int": 2, "bool": 3, "float": 4}
-_SHAPE_LIST, _OPTIONAL = 16, 32
-# free JSON: the loader takes ``Any`` as it is; the encoder writes every kind's canonical form
-_LOADER_JSON_CODES = {"any": 5}
-_DUMPER_JSON_CODES = {"any": 5, "dict": 6, "list": 7, "list_of_dicts": 8}
-
-
-def _compiled_loader(cls: type, fields: Sequence[Any], order: list[int]) -> Any:
-    """:func:`flat_loader`'s function compiled, where every field is a scalar, a list of
-    scalars or free JSON taken as it is (``Any``), and the class is one
-    :func:`_slot_maker` builds; else None."""
-    from ._accel import speedups
-
-    module, kinds = speedups(), _kind_codes(fields, _LOADER_JSON_CODES)
-    if module is None or kinds is None:
-        return None
-    names = tuple(f.name for f in fields)
-    try:
-        return module.flat_loader(cls, names, tuple(names[k] for k in order), tuple(order),
-                                  kinds)
-    except TypeError:
-        return None
-
-
-def _kind_codes(fields: Sequence[Any], json_codes: dict[str, int]) -> tuple[int, ...] | None:
-    """Each field's kind as the compiled module codes it, or None when one has no code (a
-    kind of free JSON that ``json_codes`` does not list)."""
-    kinds = []
-    for f in fields:
-        shape, leaf, optional = _field_kind(f.type)  # type: ignore[misc]  # checked before
-        if shape == "json":
-            if leaf not in json_codes:
-                return None
-            kinds.append(json_codes[leaf] | (_OPTIONAL if optional and leaf != "any" else 0))
-            continue
-        code = _LEAF_CODES[leaf] | (_SHAPE_LIST if shape == "list" else 0)
-        kinds.append(code | (_OPTIONAL if optional else 0))
-    return tuple(kinds)

@@ -11,26 +11,35 @@ import abc
 import functools
 import hashlib
 import itertools
-import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, NamedTuple
 
 import attrs
+import orjson
 
-from .. import _accel
+from ..body import (
+    GENESIS_HASH,
+    REPLAY_COLUMNS,
+    ROW_COLUMNS,
+    RawRow,
+    RecordedEvent,
+    chain_batch,
+    chain_hash,
+    check_row,
+    encode_body,
+    event_from_row,
+    row_body,
+    split_body,
+    verified_events,
+)
 from ..canonical import CanonicalError, canonical_bytes
 from ..errors import ChainError, ConcurrencyError, InputError
-from ..events import (
-    GENESIS_HASH,
-    RecordedEvent,
-    assemble_body,
-    chain_hash,
-    encode_body,
-    utc_now,
-)
+from ..events import utc_now
 
 __all__ = [
+    "REPLAY_COLUMNS",
+    "ROW_COLUMNS",
     "BatchRecord",
     "BatchResult",
     "Checkpoint",
@@ -58,17 +67,10 @@ __all__ = [
     "row_body",
     "row_filter",
     "split_body",
+    "verified_events",
     "verify_rows",
     "write_chunks",
 ]
-
-# A stored row: (position, stream, stream_version, type, schema_version, recorded_at,
-# data, meta, hash, prev_hash). ``data`` and ``meta`` are the canonical bytes of those
-# members; every other member of the hashed body is a column, so the body is never stored
-# twice and a column can never disagree with what was hashed: changing one changes the
-# body rebuilt from the row, and the hash no longer matches (see :func:`row_body`).
-RawRow = tuple[int, str, int, str, int, str, bytes, bytes, str, str]
-
 
 class PreparedEvent(NamedTuple):
     """A validated event ready for a store: JSON data in the current schema version.
@@ -259,56 +261,8 @@ def build_rows(
             actual = current_versions.get(stream, 0)
             if actual != expected:
                 raise ConcurrencyError(stream, expected, actual)
-    versions = dict(current_versions)
-    position, prev = head.position, head.hash
-    now = (clock or utc_now)()
-    out: list[RecordedEvent] = []
-    rows: list[RawRow] = []
-    sha256 = hashlib.sha256
-    prev_raw = bytes(32) if prev == GENESIS_HASH else bytes.fromhex(prev)
-    # The body's members after data and meta, laid out as assemble_body does (the
-    # conformance suite pins the bytes). Per (stream, type, schema_version) the text
-    # around the stream version is built once per batch.
-    now_q = _quoted(now, "recorded_at", position + 1)
-    shapes: dict[tuple[str, str, int], tuple[bytes, bytes]] = {}
-
-    def shape_of(stream: str, type_: str, schema_version: int,
-                 position: int) -> tuple[bytes, bytes]:
-        """The body's bytes around ``stream_version``: the same for a run of events."""
-        return (f'","recorded_at":{now_q},"schema_version":{schema_version},'
-                f'"stream":{_quoted(stream, "stream", position)},"stream_version":'.encode(),
-                f',"type":{_quoted(type_, "type", position)}}}'.encode())
-
-    speedups = _accel.speedups()
-    # the same loop, compiled; it returns None for input it does not expect
-    if speedups is not None and 0 <= position < 2**62:
-        built = speedups.build_rows(list(batch.events), batch.parts, position, prev, prev_raw,
-                                    versions, shapes, shape_of, now, RecordedEvent,
-                                    hashlib.sha256)
-        if built is not None:
-            return built  # type: ignore[no-any-return]
-        versions = dict(current_versions)
-        shapes.clear()
-    new_event = tuple.__new__  # RecordedEvent's own __new__ is a Python function
-    for e, (data_bytes, meta_bytes) in zip(batch.events, batch.parts, strict=True):
-        position += 1
-        stream, type_, schema_version = e.stream, e.type, e.schema_version  # encode_batch
-        version = versions.get(stream, 0) + 1
-        versions[stream] = version
-        shape = shapes.get((stream, type_, schema_version))
-        if shape is None:
-            shape = shapes[(stream, type_, schema_version)] = shape_of(stream, type_,
-                                                                        schema_version, position)
-        body = b'{"data":%b,"meta":%b,"position":%d,"prev_hash":"%b%b%d%b' % (
-            data_bytes, meta_bytes, position, prev.encode("ascii"), shape[0], version, shape[1])
-        prev_raw = sha256(prev_raw + body).digest()
-        hex_hash = prev_raw.hex()
-        out.append(new_event(RecordedEvent, (position, stream, version, type_, schema_version,
-                                             e.data, e.meta, now, prev, hex_hash, body)))
-        rows.append((position, stream, version, type_, schema_version, now, data_bytes,
-                     meta_bytes, hex_hash, prev))
-        prev = hex_hash
-    return out, rows
+    return chain_batch(batch.events, batch.parts, head.position, head.hash,
+                       dict(current_versions), (clock or utc_now)())
 
 
 def write_chunks(
@@ -384,114 +338,6 @@ def digest_chunks(chunks: Iterable[Chunk]) -> str:
     return h.hexdigest()
 
 
-def _quoted(value: object, field: str, position: int) -> str:
-    """A JSON string for the body, or :class:`InputError` naming the event and field."""
-    if value.__class__ is not str:
-        raise InputError(f"event at position {position}: {field}: must be a string")
-    q = _json_str(value)
-    try:
-        q.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InputError(f"event at position {position}: {field}: contains a lone "
-                         "surrogate") from None
-    return q
-
-
-_json_str = json.JSONEncoder(ensure_ascii=False).encode
-
-
-def row_body(row: RawRow) -> bytes:
-    """The canonical body a stored row stands for (the bytes its hash covers).
-
-    Raises :class:`ChainError` when a column does not hold what the body needs (a
-    hand-edited row: SQLite stores any type in any column).
-    """
-    position, stream, stream_version, type_, schema_version, recorded_at, data, meta, _, prev = row
-    try:
-        for name, value in (("data", data), ("meta", meta)):
-            if not isinstance(value, bytes | bytearray | memoryview):
-                raise CanonicalError(f"$.{name}: stored value is not bytes")
-        return assemble_body(bytes(data), bytes(meta), position=position, stream=stream,
-                             stream_version=stream_version, type=type_,
-                             schema_version=schema_version, recorded_at=recorded_at,
-                             prev_hash=prev)
-    except CanonicalError as exc:
-        raise ChainError(position, f"a stored column is not valid ({exc})") from None
-
-
-def event_from_row(row: RawRow) -> RecordedEvent:
-    """A stored row as an event (not chain-checked; :class:`ChainError` if it is not even
-    well-formed)."""
-    body = row_body(row)
-    try:
-        data, meta = json.loads(row[6]), json.loads(row[7])
-    except ValueError:
-        raise ChainError(row[0], "stored data or meta is not valid JSON") from None
-    return RecordedEvent(row[0], row[1], row[2], row[3], row[4], data, meta, row[5], row[9],
-                         row[8], body)
-
-
-def split_body(event: RecordedEvent) -> tuple[bytes, bytes]:
-    """The canonical bytes of ``data`` and ``meta`` inside an event's body, for storing.
-
-    Raises :class:`ChainError` when the body is not laid out as cladelog lays out a
-    canonical event (then its row could not reproduce it).
-    """
-    try:
-        text = event.body.decode("utf-8")
-        _, end = _decode_value(text, _DATA_AT)
-        if not text.startswith('{"data":') or not text.startswith(_META_KEY, end):
-            raise ValueError("layout")
-        _, meta_end = _decode_value(text, end + len(_META_KEY))
-        data = text[_DATA_AT:end].encode("utf-8")
-        meta = text[end + len(_META_KEY):meta_end].encode("utf-8")
-        row = (event.position, event.stream, event.stream_version, event.type,
-               event.schema_version, event.recorded_at, data, meta, event.hash,
-               event.prev_hash)
-        if row_body(row) != event.body:
-            raise ValueError("layout")
-    except (ValueError, CanonicalError):
-        raise ChainError(event.position, "the event's body is not a canonical cladelog "
-                                         "event document") from None
-    return data, meta
-
-
-def check_row(row: RawRow, expected_position: int, prev_hash: str) -> tuple[RecordedEvent, str]:
-    """Check one stored row against the chain; return the event or raise :class:`ChainError`."""
-    position, hash_, prev = row[0], row[8], row[9]
-    if position != expected_position:
-        raise ChainError(expected_position, f"missing: the next stored position is {position}")
-    if prev != prev_hash:
-        raise ChainError(position, "prev_hash does not link to the previous event")
-    body = row_body(row)
-    if chain_hash(prev_hash, body) != hash_:
-        raise ChainError(position, "hash does not match the stored event")
-    try:
-        data, meta = json.loads(row[6]), json.loads(row[7])
-        if meta.__class__ is not dict:
-            raise ValueError("meta")
-    except ValueError:
-        raise ChainError(position, "stored data or meta is not valid JSON") from None
-    return RecordedEvent(position, row[1], row[2], row[3], row[4], data, meta, row[5], prev,
-                         hash_, body), hash_
-
-
-_decode_value = json.JSONDecoder().raw_decode
-_scan_once: Callable[[str, int], tuple[Any, int]] = (
-    json.JSONDecoder().scan_once)  # type: ignore[attr-defined]
-_DATA_AT = len('{"data":')
-_META_KEY = ',"meta":'
-_FLAT = (str, int, float, bool, type(None))
-
-
-# The columns of a RawRow, and of a row as replay reads it (a RawRow without prev_hash).
-ROW_COLUMNS = ("position, stream, stream_version, type, schema_version, recorded_at, data, "
-               "meta, hash, prev_hash")
-ReplayRow = tuple[int, str, int, str, int, str, bytes, bytes, str]
-REPLAY_COLUMNS = ("position, stream, stream_version, type, schema_version, recorded_at, data, "
-                  "meta, hash")
-
-
 #: About how many bytes of ``data`` a page of a read holds (see :func:`paged_rows`).
 PAGE_BYTES = 1 << 20
 #: The most rows in one page: small events come 2,048 at a time.
@@ -500,7 +346,8 @@ PAGE_ROWS = 2048
 
 def paged_rows(fetch: Callable[[int], list[Any]]) -> Iterator[Any]:
     """The rows of a cursor, fetched in pages (``fetch(size)``, a ``fetchmany``) that hold
-    about :data:`PAGE_BYTES` of ``data`` (column 6 of both row layouts above) each.
+    about :data:`PAGE_BYTES` of ``data`` (column 6 of both row layouts,
+    :data:`~cladelog.core.body.RawRow` and :data:`~cladelog.core.body.ReplayRow`) each.
 
     Pages of a fixed number of rows suit small events but not large ones: 2,048 events of
     90 KB each are 180 MB alive at once, most of it copied out of the database before the
@@ -522,211 +369,6 @@ def paged_rows(fetch: Callable[[int], list[Any]]) -> Iterator[Any]:
             size = max(1, min(PAGE_ROWS, PAGE_BYTES // (n + 1)))
 
     return itertools.chain.from_iterable(pages())
-
-
-#: What a read knows per (stream, type, schema version): the body's bytes around
-#: ``stream_version``, the decoder (or None) and whether it takes the stored bytes.
-Shape = tuple[bytes, bytes, "Callable[[Any], Any] | None", bool]
-
-
-def verified_events(
-    rows: Iterable[ReplayRow],
-    start: Head,
-    decoders: Mapping[str, tuple[int, Callable[[Any], Any]]] | None = None,
-    raw_decoders: Mapping[str, tuple[int, Callable[[bytes], Any]]] | None = None,
-) -> Iterator[RecordedEvent]:
-    """Turn stored rows into events, checking each against the chain (the replay hot path).
-
-    Equivalent to :func:`check_row` per row, with the body's fixed parts laid out
-    once per (stream, type, schema version), and a flat ``meta`` parsed once per
-    distinct value (each event still gets its own copy). The body is rebuilt with
-    the previous event's hash, so the hash check also proves the link; the
-    ``prev_hash`` column (which only the insert trigger uses) is not read here, and
-    :meth:`EventStore.verify` checks it.
-
-    ``decoders`` maps an event type to ``(schema_version, decode)``: the ``data`` of
-    an event of that type and version is passed through ``decode`` (a payload
-    loader, say) and the event carries what it returns. An :class:`InputError` it
-    raises is re-raised naming the position.
-
-    ``raw_decoders`` is the same for decoders that take the stored ``data`` bytes
-    themselves (canonical JSON, UTF-8), which the read then does not parse: for a reader
-    that needs a part of a large payload. Such a decoder vouches for what it returns;
-    a ``ValueError`` it raises is reported as data that is not valid JSON. The hash is
-    checked over the stored bytes either way. A type may not have both kinds of decoder.
-
-    When the optional compiled loop (``cladelog.core._speedups``) is available it
-    takes the rows it can vouch for and hands the first row it doubts (and the
-    rest) to the Python loop below, which decides and words any error: the two
-    give the same events and the same errors.
-    """
-    rows = iter(rows)
-    caches = _ReadCaches(decoders or {}, raw_decoders or {})
-    speedups = _accel.speedups()
-    if speedups is None:
-        return _verified_events_py(rows, start, caches)
-    prev_raw = bytes(32) if start.hash == GENESIS_HASH else bytes.fromhex(start.hash)
-    fast = speedups.verify_rows(rows, caches.shapes, caches.shape, caches.meta, _scan_once,
-                                hashlib.sha256, RecordedEvent, start.position, start.hash,
-                                prev_raw)
-    # chained, not delegated from a generator: no Python frame to resume per event
-    return itertools.chain(fast, _after_hand_over(fast, rows, caches))
-
-
-def _after_hand_over(fast: Any, rows: Iterator[ReplayRow],
-                     caches: _ReadCaches) -> Iterator[RecordedEvent]:
-    """Where the compiled loop stopped before the end: the Python loop from that row."""
-    pending = fast.pending
-    if pending is not None:
-        yield from _verified_events_py(itertools.chain((pending,), rows),
-                                       Head(fast.position, fast.prev_hash), caches)
-
-
-class _ReadCaches:
-    """What a read of rows remembers between events, shared by both loops."""
-
-    __slots__ = ("decoders", "metas", "shapes")
-
-    def __init__(self, decoders: Mapping[str, tuple[int, Callable[[Any], Any]]],
-                 raw_decoders: Mapping[str, tuple[int, Callable[[bytes], Any]]]) -> None:
-        both = decoders.keys() & raw_decoders.keys()
-        if both:
-            raise ValueError(f"decoders and raw_decoders both name {sorted(both)}")
-        self.decoders: dict[str, tuple[int, Callable[[Any], Any], bool]] = {
-            **{t: (v, f, False) for t, (v, f) in decoders.items()},
-            **{t: (v, f, True) for t, (v, f) in raw_decoders.items()}}
-        self.shapes: dict[tuple[str, str, int], Shape] = {}
-        self.metas: dict[bytes, dict[str, Any]] = {}
-
-    def shape(self, stream: str, type_: str, schema_version: int, pos: int) -> Shape:
-        """The body's bytes around ``stream_version``, the decoder and whether it takes the
-        stored bytes, cached per key."""
-        if len(self.shapes) >= 4096:  # a log of many streams: keep the cache small
-            self.shapes.clear()
-        try:
-            prefix, suffix = _shape(stream, type_, schema_version)
-        except CanonicalError as exc:
-            raise ChainError(pos, f"a stored column is not valid ({exc})") from None
-        version, decode, raw = self.decoders.get(type_, (None, None, False))
-        if version != schema_version:
-            decode, raw = None, False
-        known = self.shapes[(stream, type_, schema_version)] = (prefix, suffix, decode, raw)
-        return known
-
-    @staticmethod
-    def time(recorded_at: str, pos: int) -> bytes:
-        """``recorded_at`` quoted for the body."""
-        try:
-            return _quoted(recorded_at, "recorded_at", pos).encode("utf-8")
-        except InputError:
-            raise ChainError(pos, "a stored column is not valid (recorded_at)") from None
-
-    def meta(self, meta_b: bytes) -> tuple[dict[str, Any], bool]:
-        """``meta`` parsed, and whether it is a cached (flat) one to hand out copies of.
-
-        Raises ValueError when it is not a JSON object."""
-        cached = self.metas.get(meta_b)
-        if cached is not None:
-            return cached, True
-        meta = json.loads(meta_b)
-        if meta.__class__ is not dict:
-            raise ValueError("meta")
-        if len(self.metas) < 1024 and all(v.__class__ in _FLAT for v in meta.values()):
-            self.metas[meta_b] = meta
-            return meta, True
-        return meta, False
-
-
-def _verified_events_py(rows: Iterable[ReplayRow], start: Head,
-                        caches: _ReadCaches) -> Iterator[RecordedEvent]:
-    """The reference loop of :func:`verified_events`."""
-    position, prev = start.position, start.hash
-    prev_raw = bytes(32) if prev == GENESIS_HASH else bytes.fromhex(prev)
-    sha256 = hashlib.sha256
-    scan = _scan_once
-    shapes = caches.shapes
-    last_time: object = _UNSET  # not None: a stored NULL must not pass for "same as last"
-    time_q = b""
-    last_key: tuple[Any, ...] = (_UNSET, _UNSET, _UNSET)
-    shape: Shape = (b"", b"", None, False)
-    last_meta_b: bytes | None = None
-    last_meta: dict[str, Any] = {}
-    new_event = tuple.__new__  # RecordedEvent's own __new__ is a Python function
-    prev_b = prev.encode("ascii")
-    for row in rows:
-        pos, stream, stream_version, type_, schema_version, recorded_at, data_b, meta_b, \
-            hash_ = row
-        position += 1
-        if pos != position:
-            raise ChainError(position, f"missing: the next stored position is {pos}")
-        if pos.__class__ is not int or stream_version.__class__ is not int:
-            raise ChainError(position, "a stored column is not valid (not an integer)")
-        # consecutive events mostly share stream, type and schema version: comparing
-        # with the last ones is cheaper than hashing the fresh strings for a lookup
-        if stream != last_key[0] or type_ != last_key[1] or schema_version != last_key[2]:
-            last_key = (stream, type_, schema_version)
-            known = shapes.get(last_key)
-            shape = known if known is not None else caches.shape(stream, type_,
-                                                                 schema_version, pos)
-        if recorded_at != last_time:  # a batch shares one time: quote it once
-            time_q = caches.time(recorded_at, pos)
-            last_time = recorded_at
-        try:
-            body = b'{"data":%b,"meta":%b,"position":%d,"prev_hash":"%b","recorded_at":%b%b%d%b' % (
-                data_b, meta_b, pos, prev_b, time_q, shape[0], stream_version, shape[1])
-        except TypeError:
-            raise ChainError(pos, "a stored column is not valid") from None
-        digest = sha256(prev_raw + body).digest()
-        if digest.hex() != hash_:
-            raise ChainError(pos, "hash does not match the stored event")
-        try:
-            decode = shape[2]
-            if decode is not None and shape[3]:  # a decoder of the stored bytes: it
-                data = decode(data_b)  # parses what it needs
-            else:
-                # the scanner behind json.loads, minus its whitespace handling and bytes
-                # sniffing (canonical bytes have neither): about twice as fast
-                text = data_b.decode("utf-8")
-                data, end = scan(text, 0)
-                if end != len(text):
-                    raise ValueError("data")
-            if meta_b == last_meta_b:
-                meta = last_meta.copy()
-            else:
-                meta, cached = caches.meta(meta_b)
-                if cached:  # a cached (flat) meta: hand out copies
-                    last_meta_b, last_meta = meta_b, meta
-                    meta = meta.copy()
-        except InputError as exc:  # a decoder of the stored bytes refused them
-            raise InputError(f"event at position {pos} ({type_}): {exc}") from None
-        except (ValueError, StopIteration):
-            raise ChainError(pos, "stored data or meta is not valid JSON") from None
-        if shape[2] is not None and not shape[3]:
-            try:
-                data = shape[2](data)
-            except InputError as exc:
-                raise InputError(f"event at position {pos} ({type_}): {exc}") from None
-        yield new_event(RecordedEvent, (pos, stream, stream_version, type_, schema_version,
-                                        data, meta, recorded_at, prev, hash_, body))
-        prev, prev_raw, prev_b = hash_, digest, hash_.encode("ascii")
-
-
-_UNSET = object()
-
-
-def _shape(stream: str, type_: str, schema_version: int) -> tuple[bytes, bytes]:
-    """The body's bytes around ``stream_version``, after ``recorded_at``."""
-    if schema_version.__class__ is not int:
-        raise CanonicalError("$.schema_version: must be an integer")
-    for name, value in (("stream", stream), ("type", type_)):
-        if value.__class__ is not str:
-            raise CanonicalError(f"$.{name}: must be a string")
-    try:
-        return (f',"schema_version":{schema_version},"stream":{_json_str(stream)},'
-                f'"stream_version":'.encode(),
-                f',"type":{_json_str(type_)}}}'.encode())
-    except UnicodeEncodeError:
-        raise CanonicalError("$.stream: string contains a lone surrogate") from None
 
 
 def row_filter(
@@ -908,7 +550,7 @@ def event_from_json(doc: Any, where: str = "event") -> RecordedEvent:
     except CanonicalError as exc:  # no canonical form (a number beyond 2**53, a surrogate)
         raise InputError(f"{where}.{str(exc).removeprefix('$.')}") from None
     return RecordedEvent(doc["position"], doc["stream"], doc["stream_version"], doc["type"],
-                         doc["schema_version"], json.loads(body)["data"], doc["meta"],
+                         doc["schema_version"], orjson.loads(body)["data"], doc["meta"],
                          doc["recorded_at"], doc["prev_hash"], doc["hash"], body)
 
 
