@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "fail", "main", "pass_deployment", "read_json_file"]
 
 from .errors import EXIT_BAD_INPUT, EXIT_FAILED  # noqa: E402
+from .output import HELP_SETTINGS, json_option, progress_option  # noqa: E402
 
 #: the largest position (or count) an option takes: SQL's 64-bit integers
 MAX_POSITION = 2**63 - 1
@@ -307,7 +308,7 @@ def _guard(call: Callable[[], Any]) -> Any:
         ) from None
 
 
-@click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Root, context_settings=HELP_SETTINGS)
 @click.option("-c", "--config", metavar="FILE", envvar="CLADELOG_CONFIG",
               help="Deployment file (default: $CLADELOG_CONFIG, or the nearest "
                    "cladelog.toml in this folder or above).")
@@ -473,7 +474,9 @@ def _log() -> Any:
 
 
 def _echo_json(doc: Any) -> None:
-    click.echo(json.dumps(doc, sort_keys=True, ensure_ascii=False))
+    from .output import echo_json
+
+    echo_json(doc)
 
 
 # -- commands ------------------------------------------------------------------------------
@@ -484,8 +487,10 @@ def _echo_json(doc: Any) -> None:
               help="Store path or URL for a new deployment (default: cladelog.sqlite3).")
 @click.option("-p", "--plugin", "plugins", multiple=True, metavar="NAME", type=TEXT,
               help="Enable a plugin (repeatable).")
+@json_option()
 @click.pass_context
-def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...]) -> None:
+def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...], as_json: bool
+         ) -> None:
     """Write a deployment file and create its store (safe to run twice)."""
     from .config import DeploymentConfig, find_config
     from .deployment import Deployment
@@ -510,6 +515,11 @@ def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...]) -> Non
     with Deployment(cfg, create=True) as dep:
         head = dep.store.head()
         upgraded = dep.store.upgraded_from
+    if as_json:
+        _echo_json({"path": str(path.resolve()), "created": created, "store": cfg.store,
+                    "plugins": list(cfg.plugins), "head": head.position,
+                    "upgraded_from": upgraded})
+        return
     word = "created" if created else "already initialised"
     if upgraded is not None:
         word = f"upgraded the store's schema from version {upgraded}"
@@ -569,8 +579,9 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
 @click.argument("file", metavar="FILE")
 @click.option("--idempotency-key", metavar="KEY", help="Append this batch at most once.",
               callback=lambda ctx, param, key: _checked_key(key))
+@json_option()
 @pass_deployment
-def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
+def append(dep: Deployment, file: str, idempotency_key: str | None, as_json: bool) -> None:
     """Append events from a JSON file (object or array) or JSONL ('-' = stdin), as one batch.
 
     Each item: {"stream", "type", "data", optional "meta", "schema_version",
@@ -604,6 +615,9 @@ def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
                                        idempotency_key=idempotency_key)
             first, last = result.first, result.last
     _log().info("append.done", events=last - first + 1, first=first, last=last, file=file)
+    if as_json:
+        _echo_json({"appended": last - first + 1, "first": first, "last": last})
+        return
     click.echo(f"appended {last - first + 1} event(s), positions {first}..{last}")
 
 
@@ -874,10 +888,17 @@ def _follow(dep: Deployment, position: int, as_json: bool, stopping: list[int],
 
 @main.command()
 @click.argument("file", metavar="FILE")
+@json_option("Print the result (events exported, file) as one JSON document; not with "
+             "FILE '-'.")
+@progress_option
 @pass_deployment
-def export(dep: Deployment, file: str) -> None:
+def export(dep: Deployment, file: str, as_json: bool, show_progress: bool) -> None:
     """Write the whole log as JSONL ('-' = stdout), one event per line with its hash."""
     from .errors import InputError
+    from .output import progress
+
+    if as_json and file == "-":
+        fail("--json: not with FILE '-' (stdout is the exported log)")
 
     store_file = getattr(dep.store, "path", None)  # a file store: never write over it
     over_store = False
@@ -895,10 +916,14 @@ def export(dep: Deployment, file: str) -> None:
         raise InputError(f"{file}: cannot write "
                          f"({getattr(exc, 'strerror', None) or exc})") from None
     n = 0
+    total = dep.store.head().position
     try:
-        for e in dep.store.read():
-            out.write(json.dumps(e.to_json(), sort_keys=True, ensure_ascii=False) + "\n")
-            n += 1
+        with progress("exporting", total=total, force=show_progress) as update:
+            for e in dep.store.read():
+                out.write(json.dumps(e.to_json(), sort_keys=True, ensure_ascii=False) + "\n")
+                n += 1
+                if not n % 1000 or n == total:
+                    update(n)
         if out is not sys.stdout:
             out.close()
     except OSError as exc:
@@ -909,30 +934,38 @@ def export(dep: Deployment, file: str) -> None:
         if out is not sys.stdout and not out.closed:
             with contextlib.suppress(OSError):
                 out.close()
-    if file != "-":
+    if as_json:
+        _echo_json({"exported": n, "file": os.path.abspath(file)})
+    elif file != "-":
         click.echo(f"exported {n} event(s) to {click.format_filename(file)}")
 
 
 @main.command("import")
 @click.argument("file", metavar="FILE")
+@json_option()
+@progress_option
 @pass_deployment
-def import_(dep: Deployment, file: str) -> None:
+def import_(dep: Deployment, file: str, as_json: bool, show_progress: bool) -> None:
     """Import an exported JSONL log; the chain must verify and agree with what is stored."""
     from .errors import ChainError, InputError
+    from .output import progress
     from .rules import RuleError
     from .store.base import event_from_json
 
     last = [0, 0]  # the line and position of the event read last
 
-    def events() -> Iterator[Any]:  # one line at a time: an export can be large
+    def events(update: Callable[..., None]) -> Iterator[Any]:  # a line at a time
         for n, line in _read_lines(file):
             where = f"{file}:{n}"
             event = event_from_json(parse_json_text(line, where), where)
             last[:] = n, event.position
+            if not n % 1000:
+                update(n)
             yield event
 
     try:
-        result = dep.import_events(events())
+        with progress("importing", force=show_progress) as update:
+            result = dep.import_events(events(update))
     except (RuleError, ChainError) as exc:  # name the line of the event concerned
         if exc.position != last[1]:
             raise
@@ -941,6 +974,10 @@ def import_(dep: Deployment, file: str) -> None:
         raise ChainError(exc.position, f"{exc.reason} ({file}:{last[0]})") from None
     _log().info("import.done", appended=result.appended, present=result.already_present,
                 head=result.head.position, file=file)
+    if as_json:
+        _echo_json({"appended": result.appended, "already_present": result.already_present,
+                    "head": {"position": result.head.position, "hash": result.head.hash}})
+        return
     click.echo(f"imported {result.appended} new event(s), {result.already_present} already "
                f"present; head {result.head.position}")
 
