@@ -97,7 +97,9 @@ def _write(text: str, out: str | None) -> None:
               help="A witness key (cosignature/v1, type 0x04) instead of a log key.")
 @click.option("--out", "prefix", metavar="PREFIX",
               help="Write PREFIX.key and PREFIX.pub (default: NAME, '/' as '_').")
-def keygen(name: str, witness: bool, prefix: str | None) -> None:
+@json_option()
+def keygen(name: str, witness: bool, prefix: str | None,
+           as_json: bool) -> None:
     """Write a new Ed25519 signed-note key pair: NAME.key (private) and NAME.pub.
 
     A log's key is named after its origin (log_name in cladelog.toml).
@@ -116,6 +118,9 @@ def keygen(name: str, witness: bool, prefix: str | None) -> None:
     base = prefix or name.replace("/", "_")
     private, public = Path(f"{base}.key"), Path(f"{base}.pub")
     write_key_files(skey, vkey, private, public)
+    if as_json:
+        echo_json({"name": name, "vkey": vkey, "private": str(private), "public": str(public)})
+        return
     click.echo(vkey)
     click.echo(f"wrote {private} (private: keep it off the log) and {public}", err=True)
 

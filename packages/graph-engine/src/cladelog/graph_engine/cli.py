@@ -46,7 +46,10 @@ def _default_session(dep: Any, base: str) -> str:
               help="Write the expected-output JSON here instead of stdout.")
 @click.option("--session", "session_id", metavar="ID", default=None,
               help="Session id (default: the scenario's name or file stem, made unique).")
-def run_cmd(scenario: str, out: str | None, session_id: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="With --out: print the session, its state count and the file as one JSON "
+                   "document (without --out the expected output is JSON already).")
+def run_cmd(scenario: str, out: str | None, session_id: str | None, as_json: bool) -> None:
     """Run a SPEC §2 scenario as a recorded session and print its expected output.
 
     Every engine record is recorded on stream graph.<ID>, in runs of up to pack_records
@@ -81,7 +84,14 @@ def run_cmd(scenario: str, out: str | None, session_id: str | None) -> None:
                 Path(out).write_text(text + "\n", encoding="utf-8")
             except OSError as exc:
                 _fail_input(ValueError(f"--out: cannot write {out} ({exc.strerror or exc})"))
-            click.echo(f"session {sid}: {len(result['states'])} state(s), written to {out}")
+            if as_json:
+                from cladelog.core import echo_json
+
+                echo_json({"session": sid, "stream": f"graph.{sid}",
+                           "states": len(result["states"]), "out": out})
+            else:
+                click.echo(f"session {sid}: {len(result['states'])} state(s), written to "
+                           f"{out}")
 
     body()  # type: ignore[call-arg]
 
