@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from cladelog.core import EXIT_BAD_INPUT, EXIT_FAILED, fail
+from cladelog.core import EXIT_BAD_INPUT, EXIT_FAILED, echo_json, fail, json_option
 
 __all__ = ["demo", "report"]
 
@@ -56,7 +56,9 @@ def _stdout_console() -> Any:
               help="Reuse a non-empty DIR, replacing only the demo's own files.")
 @click.option("--candidates", type=int, default=30, hidden=True,
               help="Number of candidate versions (16-100000; fewer runs faster).")
-def demo(directory: str, store: str | None, seed: int, force: bool, candidates: int) -> None:
+@json_option()
+def demo(directory: str, store: str | None, seed: int, force: bool, candidates: int,
+         as_json: bool) -> None:
     """Create a deployment with every plugin and drive a self-improving engine's history.
 
     About 30 candidate versions over five checkpoints: signed oracle receipts,
@@ -118,6 +120,19 @@ def demo(directory: str, store: str | None, seed: int, force: bool, candidates: 
         fail(str(exc), EXIT_FAILED)
     del data
     elapsed = time.perf_counter() - started
+    if as_json:
+        echo_json({"deployment": str(result.config_path.resolve()),
+                   "head": {"position": result.head_position, "hash": result.head_hash},
+                   "fork_score": dict(result.branch_verdicts),
+                   "lawv": list(result.lawv_verdicts),
+                   "gate": [{"candidate": c.args[-1], "allowed": c.exit_code == 0}
+                            for c in result.gate_calls],
+                   "graph": result.graph_note, "verified": not failed,
+                   "seconds": elapsed,
+                   "report": str((target / "report.html").resolve())})
+        if failed:
+            sys.exit(EXIT_FAILED)
+        return
     verdicts = ", ".join(f"{v} {n}" for v, n in result.branch_verdicts.items())
     click.echo(f"deployment  {result.config_path.resolve()}")
     click.echo(f"log         {result.head_position} events, head {result.head_hash}")
@@ -143,8 +158,11 @@ def demo(directory: str, store: str | None, seed: int, force: bool, candidates: 
 @click.option("--html", "html_file", metavar="FILE", default=None,
               help="Where to write the HTML report (default: report.html next to the "
                    "deployment file); a file, not a folder.")
+@json_option("Print the report's data (what the page shows) as one JSON document instead "
+             "of the terminal summary.")
 @click.pass_context
-def report(ctx: click.Context, config: str | None, html_file: str | None) -> None:
+def report(ctx: click.Context, config: str | None, html_file: str | None,
+           as_json: bool) -> None:
     """Summarise a deployment on the terminal and write a self-contained HTML report.
 
     Charts: R per Law V check with its Monte Carlo band, claimed versus external
@@ -181,5 +199,10 @@ def report(ctx: click.Context, config: str | None, html_file: str | None) -> Non
         fail(str(exc), EXIT_BAD_INPUT)
     except CladelogError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
+    if as_json:
+        import attrs
+
+        echo_json(attrs.asdict(data) | {"html": str(target.resolve())})
+        return
     print_summary(data, _stdout_console())
     click.echo(f"report written to {target.resolve()}")
