@@ -686,7 +686,7 @@ def _log_holds_type(dep: Deployment, name: str) -> bool:
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @click.option("--checkpoint", "checkpoints", multiple=True, metavar="FILE",
               help="Also prove the log extends this signed checkpoint (repeatable).")
 @click.option("--key", "keys", multiple=True, metavar="VKEY",
@@ -740,7 +740,7 @@ def verify(dep: Deployment, as_json: bool, checkpoints: tuple[str, ...], keys: t
 @click.option("--rebuild", is_flag=True, help="Ignore checkpoints; start from position 0.")
 @click.option("--to", "to", type=click.IntRange(min=0, max=MAX_POSITION), default=None,
               help="Replay history up to this position only.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @click.option("--follow", is_flag=True,
               help="Keep projections current as events arrive; stop with Ctrl-C or SIGTERM.")
 @click.option("--reconnect-timeout", type=click.FloatRange(min=0, max=86_400), default=None,
@@ -983,7 +983,7 @@ def import_(dep: Deployment, file: str, as_json: bool, show_progress: bool) -> N
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @pass_deployment
 def status(dep: Deployment, as_json: bool) -> None:
     """Store, size, head, enabled plugins and how far each projection is behind.
@@ -1022,7 +1022,7 @@ def status(dep: Deployment, as_json: bool) -> None:
 
 @main.command()
 @click.argument("candidate", type=TEXT)
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @pass_deployment
 def gate(dep: Deployment, candidate: str, as_json: bool) -> None:
     """Ask every enabled plugin whether CANDIDATE may be promoted (exit 0 allowed, 1 blocked)."""

@@ -254,7 +254,7 @@ def show(seq: int) -> None:
 
 
 @receipts.command("verify")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @click.option("--strict", is_flag=True, help="Also fail on entries recorded with flags.")
 def verify(as_json: bool, strict: bool) -> None:
     """Check every signature, the entry chain, the recomputations and the checkpoints."""
@@ -373,7 +373,7 @@ def key_revoke(key_ref: str, from_seq: int | None, reason: str, as_json: bool) -
 
 
 @key.command("list")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def key_list(as_json: bool) -> None:
     """List registered keys, their role and validity."""
     from cladelog.core import echo_table

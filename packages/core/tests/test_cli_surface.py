@@ -1,0 +1,101 @@
+"""The operator CLI's shared surface: --json on every command, numbers for people,
+progress on stderr, show, types, replay --expect, plugins enable/disable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cladelog.core.cli import main
+from click.testing import CliRunner
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CLADELOG_ACTOR", "cli-test")
+    monkeypatch.delenv("CLADELOG_CONFIG", raising=False)
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None) -> Any:
+        return runner.invoke(main, list(args), input=input, catch_exceptions=False,
+                             prog_name="cladelog")
+
+    return invoke
+
+
+def write(path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def note(text: str, stream: str = "s") -> dict[str, Any]:
+    return {"stream": stream, "type": "notes.note_added", "data": {"text": text, "tags": []}}
+
+
+@pytest.fixture
+def notes(run: Any, tmp_path: Path) -> Any:
+    assert run("init", "--plugin", "notes").exit_code == 0
+    events = "\n".join(json.dumps(note(t)) for t in ("a", "b", "c")) + "\n"
+    assert run("append", write(tmp_path / "n.jsonl", events)).exit_code == 0
+    return run
+
+
+# -- --json on the commands that lacked it ---------------------------------------------------
+
+
+def test_init_append_export_import_print_json(run: Any, tmp_path: Path) -> None:
+    r = run("init", "--plugin", "notes", "--json")
+    doc = json.loads(r.output)
+    assert doc["created"] is True and doc["plugins"] == ["notes"] and doc["head"] == 0
+    assert doc["path"] == str(tmp_path / "cladelog.toml")
+    assert json.loads(run("init", "--json").output)["created"] is False
+    r = run("append", write(tmp_path / "n.json", json.dumps([note("a"), note("b")])), "--json")
+    assert json.loads(r.output) == {"appended": 2, "first": 2, "last": 3}  # 1: plugins
+    r = run("export", "out.jsonl", "--json")
+    assert json.loads(r.output) == {"exported": 3, "file": str(tmp_path / "out.jsonl")}
+    r = run("export", "-", "--json")
+    assert r.exit_code == 2
+    assert r.stderr == "error: --json: not with FILE '-' (stdout is the exported log)\n"
+    (tmp_path / "other").mkdir()
+    r = run("-c", "other/cladelog.toml", "init", "-p", "notes")
+    assert r.exit_code == 0
+    r = run("-c", "other/cladelog.toml", "import", "out.jsonl", "--json")
+    doc = json.loads(r.output)
+    assert doc["appended"] == 3 and doc["already_present"] == 0
+    assert doc["head"]["position"] == 3
+
+
+# -- numbers for people ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (0.08943000000000002, "0.0894"),
+    (-0.05499999999999999, "-0.0550"),
+    (1.0, "1.0000"),
+    (7, "7"),
+    (-0.0000001, "-1.00e-07"),
+    (-0.00004, "-4.00e-05"),
+    (0.00005, "0.0001"),  # rounds half to even on the binary value: 5e-05 is a bit over
+    (-0.0, "0.0000"),
+    (12345678.25, "12,345,678.2"),
+    (float("nan"), "nan"),
+    (float("-inf"), "-inf"),
+])
+def test_human_number(value: float, shown: str) -> None:
+    from cladelog.core import human_number
+
+    assert human_number(value) == shown
+
+
+# -- progress ----------------------------------------------------------------------------------
+
+
+def test_progress_goes_to_stderr_only_when_asked_and_never_into_json(notes: Any) -> None:
+    quiet = notes("export", "x.jsonl", "--json")
+    assert quiet.stderr == ""  # not a terminal, not asked
+    shown = notes("export", "y.jsonl", "--json", "--progress")
+    assert json.loads(shown.stdout)["exported"] == 4
+    assert "exporting" in shown.stderr and "4/4" in shown.stderr
