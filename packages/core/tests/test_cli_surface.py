@@ -99,3 +99,59 @@ def test_progress_goes_to_stderr_only_when_asked_and_never_into_json(notes: Any)
     shown = notes("export", "y.jsonl", "--json", "--progress")
     assert json.loads(shown.stdout)["exported"] == 4
     assert "exporting" in shown.stderr and "4/4" in shown.stderr
+
+
+# -- replay --expect, the plugin sets, skipped counts ------------------------------------------
+
+
+def test_replay_expect_passes_on_the_same_log_and_names_what_differs(notes: Any,
+                                                                     tmp_path: Path) -> None:
+    saved = notes("replay", "--json")
+    assert saved.exit_code == 0
+    write(tmp_path / "saved.json", saved.stdout)
+    same = notes("replay", "--expect", "saved.json")
+    assert same.exit_code == 0, same.stderr
+    assert "  expect: every digest matches saved.json" in same.stdout
+    doc = json.loads(saved.stdout)
+    for row in doc["projections"]:
+        if row["name"] == "notes.index":
+            row["digest"] = "0" * 64
+    write(tmp_path / "changed.json", json.dumps(doc))
+    r = notes("replay", "--expect", "changed.json", "--json")
+    assert r.exit_code == 1
+    assert json.loads(r.stdout)["expect"] == {"file": "changed.json", "match": False,
+                                              "differ": ["notes.index"]}
+    assert r.stderr == ("error: --expect: changed.json: the digests of 1 projection(s) "
+                        "differ: notes.index (saved at head 4, replayed to 4)\n")
+
+
+def test_replay_expect_refuses_a_file_that_is_not_a_replay_document(notes: Any,
+                                                                    tmp_path: Path) -> None:
+    for text, message in (
+        ("[1]", "error: --expect: bad.json: not a 'replay --json' document (no projections "
+                "list)\n"),
+        ('{"projections": [{"name": "x"}]}',
+         "error: --expect: bad.json: projections[0]: needs a name and a digest\n"),
+    ):
+        write(tmp_path / "bad.json", text)
+        r = notes("replay", "--expect", "bad.json")
+        assert (r.exit_code, r.stdout, r.stderr) == (2, "", message)
+    r = notes("replay", "--expect", "missing.json")
+    assert r.exit_code == 2 and r.stderr.startswith("error: --expect: missing.json: cannot read")
+
+
+def test_replay_shows_both_plugin_sets_when_they_differ_and_the_skipped_count(
+        notes: Any, tmp_path: Path) -> None:
+    same = notes("replay")
+    assert "(4 read, 0 skipped)" in same.stdout.splitlines()[0]
+    assert "plugins recorded" not in same.stdout
+    write(tmp_path / "cladelog.toml", 'store = "cladelog.sqlite3"\nplugins = []\n')
+    r = notes("replay", "--rebuild")
+    lines = r.stdout.splitlines()
+    assert lines[0] == "replayed to position 4 (4 read, 3 skipped)"
+    assert "  skipped 3 event(s) of unknown type notes.note_added (kept in the log)" in lines
+    assert "  plugins recorded in the log:     notes 0.1.0" in lines
+    assert "  plugins this deployment enables: none" in lines
+    doc = json.loads(notes("replay", "--json", "--rebuild").stdout)
+    assert doc["plugins"] == {"recorded": {"notes": "0.1.0"}, "enabled": {}}
+    assert doc["skipped"] == 3

@@ -740,7 +740,11 @@ def verify(dep: Deployment, as_json: bool, checkpoints: tuple[str, ...], keys: t
 @click.option("--rebuild", is_flag=True, help="Ignore checkpoints; start from position 0.")
 @click.option("--to", "to", type=click.IntRange(min=0, max=MAX_POSITION), default=None,
               help="Replay history up to this position only.")
+@click.option("--expect", "expect", metavar="FILE", default=None,
+              help="A saved 'replay --json' document: exit 1 naming every projection whose "
+                   "digest differs from it (the check of a log someone hands you).")
 @json_option()
+@progress_option
 @click.option("--follow", is_flag=True,
               help="Keep projections current as events arrive; stop with Ctrl-C or SIGTERM.")
 @click.option("--reconnect-timeout", type=click.FloatRange(min=0, max=86_400), default=None,
@@ -752,48 +756,50 @@ def verify(dep: Deployment, as_json: bool, checkpoints: tuple[str, ...], keys: t
               help="Replay even though the checkpoints prove the log was longer (or "
                    "different) when they were taken; forgets those checkpoints.")
 @pass_deployment
-def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow: bool,
-           reconnect_timeout: float | None, accept_truncation: bool) -> None:
+def replay(dep: Deployment, rebuild: bool, to: int | None, expect: str | None, as_json: bool,
+           show_progress: bool, follow: bool, reconnect_timeout: float | None,
+           accept_truncation: bool) -> None:
     """Fold the log through every enabled projection, verifying the chain as it goes.
 
     Prints each projection's state digest (hex SHA-256 of its canonical JSON)
-    and a summary. Checkpoints make the next replay incremental. A log that
+    and a summary, with the events skipped (types no enabled plugin knows), and
+    the plugin set the log records next to the one this deployment enables
+    when they differ. Checkpoints make the next replay incremental. A log that
     ends before its checkpoints (a cut tail) is refused (exit 1) unless
-    --accept-truncation is given.
+    --accept-truncation is given. With --expect FILE, exit 1 when a digest
+    differs from the saved 'replay --json' document.
     """
     if follow and to is not None:
         fail("--follow and --to exclude each other")
+    if follow and expect is not None:
+        fail("--follow and --expect exclude each other")
+    expected = _expected_digests(expect) if expect is not None else None
     if reconnect_timeout is not None and not follow:
         fail("--reconnect-timeout: only with --follow")
     if reconnect_timeout is not None and reconnect_timeout != reconnect_timeout:
         fail("--reconnect-timeout: must be a number of seconds, not nan")
     stopping: list[int] = []
     previous = _stop_on_signals(stopping) if follow else {}
-    progress = None
-    bar = None
-    if sys.stderr.isatty() and not as_json:
-        from rich.progress import Progress
-
-        bar = Progress(transient=True)
-        task = bar.add_task("replaying", total=None)
-        bar.start()
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+    from .output import progress
 
     try:
-        try:
+        with progress("replaying", force=show_progress) as update:
             # a replay up to a past position shows history; it leaves the checkpoints
             # where they are (moving them back would only make the next replay redo work)
-            result = dep.replay(rebuild=rebuild, to=to, progress=progress, save=to is None,
+            result = dep.replay(rebuild=rebuild, to=to, progress=update, save=to is None,
                                 accept_truncation=accept_truncation)
-        finally:
-            if bar is not None:
-                bar.stop()
         _log().info("replay.done", head=result.head.position, read=result.events_read,
                     projections=len(result.projections),
                     skipped_unknown=sum(result.skipped_unknown.values()))
-        _print_replay(result, as_json)
+        plugins = _plugin_sets(dep, result.head.position)
+        differ = None if expected is None else _digests_differ(result, expected)
+        _print_replay(result, as_json, plugins,
+                      None if differ is None else {"file": expect, "differ": differ,
+                                                   "match": not differ})
+        if differ:
+            fail(f"--expect: {expect}: the digests of {len(differ)} projection(s) differ: "
+                 f"{', '.join(differ)} (saved at head {expected[1]}, replayed to "
+                 f"{result.head.position})", EXIT_FAILED)
         if follow:
             # a signal during the first replay above lets it finish and save its
             # checkpoints, then stops here
@@ -804,17 +810,82 @@ def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow
         _restore_signals(previous)
 
 
-def _print_replay(result: Any, as_json: bool) -> None:
+def _print_replay(result: Any, as_json: bool, plugins: dict[str, dict[str, str]] | None = None,
+                  expect: dict[str, Any] | None = None) -> None:
     if as_json:
-        _echo_json(result.to_json())
+        doc = result.to_json()
+        doc["skipped"] = sum(result.skipped_unknown.values())
+        if plugins is not None:
+            doc["plugins"] = plugins
+        if expect is not None:
+            doc["expect"] = expect
+        _echo_json(doc)
         return
-    click.echo(f"replayed to position {result.head.position} ({result.events_read} read)")
+    skipped = sum(result.skipped_unknown.values())
+    click.echo(f"replayed to position {result.head.position} ({result.events_read} read, "
+               f"{skipped} skipped)")
     for p in sorted(result.projections, key=lambda p: p.name):
         note = " rebuilt" if p.rebuilt else ""
         click.echo(f"  {p.name} v{p.version}  {p.digest}  {p.summary}{note}")
     for t, n in sorted(result.skipped_unknown.items()):
         click.echo(f"  skipped {n} event(s) of unknown type {t} (kept in the log)")
+    if plugins is not None and plugins["recorded"] != plugins["enabled"]:
+        def listed(versions: dict[str, str]) -> str:
+            return ", ".join(f"{n} {v}" for n, v in sorted(versions.items())) or "none"
+
+        click.echo(f"  plugins recorded in the log:     {listed(plugins['recorded'])}")
+        click.echo(f"  plugins this deployment enables: {listed(plugins['enabled'])}")
+    if expect is not None and expect["match"]:
+        click.echo(f"  expect: every digest matches {expect['file']}")
     sys.stdout.flush()
+
+
+def _plugin_sets(dep: Deployment, position: int) -> dict[str, dict[str, str]]:
+    """The plugins (name: version) the log records as enabled up to ``position`` (core's
+    ``core.plugins`` projection folded over the plugins stream) and the ones this
+    deployment enables."""
+    from .builtin import PLUGINS_PROJECTION, PLUGINS_STREAM
+
+    state = PLUGINS_PROJECTION.fresh_state()
+    events = dep.store.read(1, position, stream=PLUGINS_STREAM) if position else ()
+    for event in events:
+        state = PLUGINS_PROJECTION.apply(state, event)
+    return {"recorded": {n: v["version"] for n, v in state.items() if v["enabled"]},
+            "enabled": {n: v for n, v in dep.plugin_versions.items() if n != "core"}}
+
+
+def _expected_digests(path: str) -> tuple[dict[str, str], int | None]:
+    """The projection digests (and the head) of a saved ``replay --json`` document."""
+    from .errors import InputError
+
+    try:
+        doc = read_json_file(path)
+    except InputError as exc:
+        raise InputError(f"--expect: {exc}") from None
+    rows = doc.get("projections") if isinstance(doc, dict) else None
+    if not isinstance(rows, list):
+        raise InputError(f"--expect: {path}: not a 'replay --json' document (no projections "
+                         "list)")
+    digests: dict[str, str] = {}
+    for i, row in enumerate(rows):
+        if not (isinstance(row, dict) and isinstance(row.get("name"), str)
+                and isinstance(row.get("digest"), str)):
+            raise InputError(f"--expect: {path}: projections[{i}]: needs a name and a digest")
+        digests[row["name"]] = row["digest"]
+    head = doc.get("head")
+    position = head.get("position") if isinstance(head, dict) else None
+    return digests, position if type(position) is int else None
+
+
+def _digests_differ(result: Any, expected: tuple[dict[str, str], int | None]) -> list[str]:
+    """The projections whose digest differs from the saved one, or that only one side has
+    (named 'NAME (not in the saved document)' / 'NAME (not replayed here)')."""
+    saved = expected[0]
+    here = {p.name: p.digest for p in result.projections}
+    differ = [n for n in sorted(saved.keys() & here.keys()) if saved[n] != here[n]]
+    differ += [f"{n} (not replayed here)" for n in sorted(saved.keys() - here.keys())]
+    differ += [f"{n} (not in the saved document)" for n in sorted(here.keys() - saved.keys())]
+    return differ
 
 
 def _stop_on_signals(stopping: list[int]) -> dict[int, Any]:
