@@ -155,3 +155,65 @@ def test_replay_shows_both_plugin_sets_when_they_differ_and_the_skipped_count(
     doc = json.loads(notes("replay", "--json", "--rebuild").stdout)
     assert doc["plugins"] == {"recorded": {"notes": "0.1.0"}, "enabled": {}}
     assert doc["skipped"] == 3
+
+
+# -- log and show --------------------------------------------------------------------------------
+
+
+def test_log_has_a_header_aligned_columns_and_the_actor(notes: Any, tmp_path: Path) -> None:
+    notes("append", write(tmp_path / "long.json", json.dumps(note("x" * 200, "a-longer-stream"))))
+    lines = notes("log").stdout.splitlines()
+    assert lines[0].split() == ["POSITION", "RECORDED", "AT", "STREAM", "TYPE", "ACTOR", "DATA"]
+    assert len(lines) == 1 + 5
+    type_at = lines[0].index("TYPE")
+    actor_at = lines[0].index("ACTOR")
+    for line in lines[2:]:  # the notes: every row's type and actor start under the header
+        assert line[type_at:].startswith("notes.note_added ")
+        assert line[actor_at:].startswith("cli-test ")
+    assert lines[-1].lstrip().startswith("5 ") and "a-longer-stream@1" in lines[-1]
+    assert lines[-1].endswith("...")  # the data is cut; 'show' prints it whole
+    assert lines[1].lstrip().startswith("1 ") and "core.plugin_enabled" in lines[1]
+    assert len(notes("log", "--tail", "1").stdout.splitlines()) == 2  # header + one row
+    assert notes("log", "--stream", "nobody").stdout == ""  # no rows: not even the header
+
+
+def test_log_pages_line_up(notes: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cladelog.core import cli
+
+    monkeypatch.setattr(cli, "LOG_PAGE", 2)
+    lines = notes("log").stdout.splitlines()
+    assert len(lines) == 1 + 4 and lines[0].startswith("POSITION")
+    assert len({line.index("notes.note_added") for line in lines[2:]}) == 1
+
+
+def test_show_prints_one_whole_event(notes: Any, tmp_path: Path) -> None:
+    text = "y" * 300
+    notes("append", write(tmp_path / "one.json", json.dumps(note(text))))
+    r = notes("show", "5")
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["position", "5"]
+    assert lines[1].split() == ["stream", "s@4"]
+    assert lines[2].split() == ["type", "notes.note_added", "(schema", "v2)"]
+    assert ["actor", "cli-test"] in [line.split() for line in lines]
+    assert f'    "text": "{text}"' in lines  # whole, not cut
+    doc = json.loads(notes("show", "5", "--json").stdout)
+    exported = [json.loads(line) for line in
+                notes("export", "-").stdout.splitlines()]
+    assert doc == exported[4]
+    missing = notes("show", "9")
+    assert (missing.exit_code, missing.stdout) == (2, "")
+    assert missing.stderr == "error: POSITION: no event at position 9 (the log holds 1..5)\n"
+
+
+# -- event types ---------------------------------------------------------------------------------
+
+
+def test_an_unknown_event_type_lists_the_known_ones(notes: Any, tmp_path: Path) -> None:
+    r = notes("append", write(tmp_path / "bad.json", json.dumps(
+        {"stream": "s", "type": "notes.nope", "data": {}})))
+    assert r.exit_code == 2
+    (line,) = r.stderr.splitlines()
+    assert line.endswith("unknown event type 'notes.nope' (no enabled plugin registers it; "
+                         "known: core.checkpoint_signed, core.cosignature_received, "
+                         "core.plugin_disabled, core.plugin_enabled, notes.note_added)")

@@ -58,8 +58,9 @@ MAX_POSITION = 2**63 - 1
 F = TypeVar("F", bound=Callable[..., Any])
 
 _BUILTIN = (
-    "init", "plugins", "append", "log", "verify", "replay", "export", "import", "status", "gate",
-    "keygen", "checkpoint", "prove", "consistency", "verify-proof", "witness", "publish",
+    "init", "plugins", "append", "log", "show", "verify", "replay", "export", "import", "status",
+    "gate", "types", "keygen", "checkpoint", "prove", "consistency", "verify-proof", "witness",
+    "publish",
 )
 
 
@@ -630,11 +631,12 @@ def append(dep: Deployment, file: str, idempotency_key: str | None, as_json: boo
               help="Last position.")
 @click.option("--tail", type=click.IntRange(min=1, max=MAX_POSITION), default=None,
               help="Only the last N events.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@json_option("One JSON object per line (each event whole, as 'export' writes it).")
 @pass_deployment
 def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
         stop: int | None, tail: int | None, as_json: bool) -> None:
-    """List events, oldest first, with filters.
+    """List events, oldest first, with filters: position, time, stream@version, type,
+    actor and the start of the data ('cladelog show POSITION' prints one whole).
 
     --type takes an event type or a glob over the known ones ('lawv.*'); an
     unknown type is refused with the list of known types.
@@ -645,15 +647,80 @@ def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
         from collections import deque
 
         events = iter(deque(events, maxlen=tail))
-    for e in events:
-        if as_json:
+    if as_json:
+        for e in events:
             _echo_json(e.to_json())
-        else:
-            data = json.dumps(e.data, sort_keys=True, ensure_ascii=False)
-            if len(data) > 70:
-                data = data[:67] + "..."
-            click.echo(f"{e.position:>8}  {e.recorded_at}  {e.stream}@{e.stream_version}  "
-                       f"{e.type}  {data}")
+        return
+    _echo_log_table(events)
+
+
+#: the columns of 'cladelog log', and how many rows it lays out at once (a long log is
+#: printed a page at a time; each page is at least as wide as the ones before it)
+LOG_COLUMNS = ("POSITION", "RECORDED AT", "STREAM", "TYPE", "ACTOR", "DATA")
+LOG_PAGE = 1000
+LOG_DATA_WIDTH = 60
+
+
+def _log_row(e: Any) -> tuple[str, ...]:
+    data = json.dumps(e.data, sort_keys=True, ensure_ascii=False)
+    if len(data) > LOG_DATA_WIDTH:
+        data = data[:LOG_DATA_WIDTH - 3] + "..."
+    meta = e.meta if isinstance(e.meta, dict) else {}
+    actor = meta.get("actor")
+    return (str(e.position), e.recorded_at, f"{e.stream}@{e.stream_version}", e.type,
+            actor if isinstance(actor, str) else "-", " ".join(data.split()))
+
+
+def _echo_log_table(events: Iterator[Any]) -> None:
+    from .tables import echo_table
+
+    widths: dict[str, int] = {}
+    first = True
+    while True:
+        page = [_log_row(e) for e in itertools.islice(events, LOG_PAGE)]
+        if not page:
+            return
+        for row in page:
+            for name, cell in zip(LOG_COLUMNS, row, strict=True):
+                widths[name] = max(widths.get(name, len(name)), len(cell))
+        echo_table(LOG_COLUMNS, page, right=["POSITION"], header=first, min_widths=widths)
+        first = False
+
+
+@main.command()
+@click.argument("position", type=click.IntRange(min=1, max=MAX_POSITION), metavar="POSITION")
+@json_option("The event whole, as one JSON object (as 'export' writes it).")
+@pass_deployment
+def show(dep: Deployment, position: int, as_json: bool) -> None:
+    """Print the whole event at POSITION: where it is, who wrote it, its data and hashes."""
+    event = next(dep.store.read(position, position), None)
+    if event is None:
+        head = dep.store.head().position
+        fail(f"POSITION: no event at position {position} (the log holds 1..{head})"
+             if head else f"POSITION: no event at position {position} (the log is empty)")
+    if as_json:
+        _echo_json(event.to_json())
+        return
+    meta = dict(event.meta) if isinstance(event.meta, dict) else {"meta": event.meta}
+    schema = f"schema v{event.schema_version}"
+    if event.type not in dep.registry:
+        schema += ", a type no enabled plugin registers"
+    rows = [("position", str(event.position)),
+            ("stream", f"{event.stream}@{event.stream_version}"),
+            ("type", f"{event.type} ({schema})"),
+            ("recorded at", event.recorded_at)]
+    for key in ("actor", "plugin", "plugin_version", "correlation_id"):
+        if key in meta:
+            rows.append((key.replace("_", " "), str(meta.pop(key))))
+    rows += [(f"meta {k}", json.dumps(v, ensure_ascii=False)) for k, v in sorted(meta.items())]
+    rows += [("prev hash", event.prev_hash), ("hash", event.hash)]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        click.echo(f"{k:<{width}}  {v}")
+    click.echo("data")
+    for line in json.dumps(event.data, indent=2, sort_keys=True,
+                           ensure_ascii=False).splitlines():
+        click.echo(f"  {line}")
 
 
 def _select_types(dep: Deployment, patterns: tuple[str, ...]) -> list[str]:
