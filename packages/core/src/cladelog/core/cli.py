@@ -723,7 +723,8 @@ def show(dep: Deployment, position: int, as_json: bool) -> None:
         click.echo(f"  {line}")
 
 
-def _select_types(dep: Deployment, patterns: tuple[str, ...]) -> list[str]:
+def _select_types(dep: Deployment, patterns: tuple[str, ...], what: str = "--type"
+                  ) -> list[str]:
     """The event types ``--type`` names: each pattern is a type or an fnmatch glob over the
     types the enabled plugins register. A plain name no plugin here registers is still
     accepted when the log holds events of it (a plugin not enabled here wrote them);
@@ -741,10 +742,48 @@ def _select_types(dep: Deployment, patterns: tuple[str, ...]) -> list[str]:
         else:
             matched = []
         if not matched:
-            what = "no known event type matches" if glob else "unknown event type"
-            fail(f"--type: {what} {pattern[:80]!r} (known: {', '.join(known) or 'none'})")
+            problem = "no known event type matches" if glob else "unknown event type"
+            fail(f"{what}: {problem} {pattern[:80]!r} (known: {', '.join(known) or 'none'})")
         selected.extend(name for name in matched if name not in selected)
     return selected
+
+
+@main.command("types")
+@click.argument("patterns", nargs=-1, metavar="[TYPE|GLOB]...", type=TEXT)
+@json_option("Every type with its schema versions and the JSON Schema of its payload, as "
+             "one JSON document.")
+@pass_deployment
+def types_(dep: Deployment, patterns: tuple[str, ...], as_json: bool) -> None:
+    """List the event types the enabled plugins register: the plugin, the schema versions
+    (older ones are upcast on reading) and what each records; --json adds the JSON Schema
+    (draft 2020-12) of each payload. TYPE|GLOB narrows the list ('lawv.*')."""
+    from .schema import json_schema
+
+    names = _select_types(dep, patterns, what="TYPE") if patterns else list(dep.registry)
+    for name in names:
+        if name not in dep.registry:
+            fail(f"TYPE: {name[:80]!r} is in the log, but no enabled plugin registers it "
+                 "(its schema is that plugin's)")
+    owners = dep.event_type_owners
+    rows = []
+    for name in names:
+        et = dep.registry.get(name)
+        rows.append({"name": name, "plugin": owners.get(name, "core"),
+                     "schema_version": et.schema_version,
+                     "schema_versions": list(range(1, et.schema_version + 1)),
+                     "description": et.description,
+                     "payload": f"{et.payload.__module__}.{et.payload.__qualname__}",
+                     "json_schema": json_schema(et.payload)})
+    if as_json:
+        _echo_json({"types": rows})
+        return
+    from .tables import echo_table
+
+    if not echo_table(["TYPE", "PLUGIN", "SCHEMA", "DESCRIPTION"],
+                      [(r["name"], r["plugin"],
+                        "v1" if r["schema_version"] == 1 else f"v1..v{r['schema_version']}",
+                        r["description"] or "-") for r in rows]):
+        click.echo("no event types registered")
 
 
 def _log_holds_type(dep: Deployment, name: str) -> bool:

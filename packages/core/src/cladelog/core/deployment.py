@@ -133,6 +133,11 @@ class Deployment:
     def plugin_versions(self) -> dict[str, str]:
         return dict(self._versions)
 
+    @property
+    def event_type_owners(self) -> dict[str, str]:
+        """Which plugin registered each event type (type name: plugin name)."""
+        return dict(self._owner)
+
     def _plugin_changes(self) -> tuple[list[PreparedEvent], int]:
         """The enable/disable events the log lacks, and the version of the plugins stream
         they were worked out from."""
