@@ -312,3 +312,114 @@ def test_json_schema_agrees_with_the_strict_structure_rules() -> None:
             assert not valid
             continue
         assert valid == accepted, case
+
+
+# -- plugins enable / disable and the listing ----------------------------------------------------
+
+DEPLOYMENT = '''# the operator's own words
+store = "cladelog.sqlite3"   # where the log lives
+plugins = [
+  "notes",  # the example plugin
+]
+
+[settings.notes]
+# a comment inside the table
+default_tag = "inbox"
+'''
+
+
+def test_enable_and_disable_keep_comments_and_check_requires(run: Any, tmp_path: Path) -> None:
+    import tomllib
+
+    write(tmp_path / "cladelog.toml", DEPLOYMENT)
+    r = run("plugins", "enable", "fork-score")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "enabled fork-score in cladelog.toml (plugins: notes, fork-score)\n"
+    text = (tmp_path / "cladelog.toml").read_text()
+    assert text.startswith("# the operator's own words\n")
+    assert '  "notes",  # the example plugin\n' in text and "# a comment inside the table" in text
+    assert tomllib.loads(text)["plugins"] == ["notes", "fork-score"]
+    assert run("plugins", "enable", "fork-score").stdout.startswith("nothing to change")
+    # requires: complexity-term needs fork-score; disabling fork-score first is refused
+    doc = json.loads(run("plugins", "enable", "complexity-term", "--json").stdout)
+    assert doc["enabled"] == ["complexity-term"]
+    assert doc["plugins"] == ["notes", "fork-score", "complexity-term"]
+    before = (tmp_path / "cladelog.toml").read_text()
+    r = run("plugins", "disable", "fork-score")
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == ("error: NAME: 'fork-score' is required by 'complexity-term', which "
+                        "stays enabled (disable 'complexity-term' too, or first)\n")
+    assert (tmp_path / "cladelog.toml").read_text() == before  # nothing written
+    assert run("plugins", "disable", "complexity-term", "fork-score").exit_code == 0
+    assert tomllib.loads((tmp_path / "cladelog.toml").read_text())["plugins"] == ["notes"]
+    assert run("init").exit_code == 0 and run("status").exit_code == 0  # it still opens
+
+
+def test_enable_refuses_what_cannot_work(run: Any, tmp_path: Path) -> None:
+    write(tmp_path / "cladelog.toml", DEPLOYMENT)
+    r = run("plugins", "enable", "complexity-term")
+    assert r.exit_code == 2
+    assert r.stderr == ("error: plugins: 'complexity-term' requires 'fork-score', which this "
+                        "deployment does not enable (enable them together: cladelog plugins "
+                        "enable fork-score complexity-term)\n")
+    r = run("plugins", "enable", "fork-scor")
+    assert r.exit_code == 2 and r.stderr.startswith(
+        "error: NAME: 'fork-scor' is not an installed plugin (did you mean 'fork-score'?)")
+    assert (tmp_path / "cladelog.toml").read_text() == DEPLOYMENT
+    (tmp_path / "cladelog.toml").unlink()
+    r = run("plugins", "enable", "notes")
+    assert r.exit_code == 2 and r.stderr.startswith("error: no cladelog.toml found")
+
+
+def test_disable_keeps_the_plugins_settings_as_comments(run: Any, tmp_path: Path) -> None:
+    import tomllib
+
+    write(tmp_path / "cladelog.toml", DEPLOYMENT)
+    assert run("plugins", "disable", "notes").exit_code == 0
+    text = (tmp_path / "cladelog.toml").read_text()
+    assert tomllib.loads(text) == {"store": "cladelog.sqlite3", "plugins": []}
+    assert "# [settings.notes]\n# # a comment inside the table\n# default_tag = \"inbox\"" in text
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".cladelog")] == []
+
+
+def test_plugins_lists_description_and_module_and_warns_about_unknown_hooks(
+        run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    from cladelog.core import PluginInfo, hookimpl
+    from cladelog.core import plugins as plugins_module
+
+    typo = types.ModuleType("typo_plugin")
+    typo.PLUGIN = PluginInfo(name="typo", version="1.0", description="a plugin with a typo")
+
+    @hookimpl
+    def cladelog_projection() -> tuple[Any, ...]:
+        return ()
+
+    typo.cladelog_projection = cladelog_projection
+
+    class Entry:
+        name, value, dist = "typo", "typo_plugin", None
+
+        def load(self) -> Any:
+            return typo
+
+    real = plugins_module.installed_plugins
+    monkeypatch.setattr(plugins_module, "installed_plugins",
+                        lambda: {**real(), "typo": Entry()})
+    r = run("plugins")
+    assert r.stderr.splitlines()[-1] == ("warning: plugin typo: hook implementation "
+                                        "'cladelog_projection' matches no hook spec (did you "
+                                        "mean 'cladelog_projections'?)")
+    row = next(line for line in r.stdout.splitlines() if " typo " in line)
+    assert row.split()[:5] == ["disabled", "typo", "1.0", "-", "typo_plugin"]
+    assert row.endswith(" a plugin with a typo")
+    assert r.stdout.splitlines()[1].split() == ["STATE", "PLUGIN", "VERSION", "REQUIRES",
+                                                "MODULE", "DESCRIPTION"]
+    doc = json.loads(run("plugins", "--json").stdout)
+    rows = {p["name"]: p for p in doc["plugins"]}
+    assert rows["typo"]["unknown_hooks"] == [{"name": "cladelog_projection",
+                                              "hint": "did you mean 'cladelog_projections'?"}]
+    assert rows["notes"]["module"] == "cladelog_notes.plugin"
+    assert rows["notes"]["description"] == "example plugin: notes with tags"
+    assert rows["notes"]["unknown_hooks"] == []

@@ -527,14 +527,22 @@ def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...], as_jso
     click.echo(f"{word}: {path} (store {cfg.store}, head {head.position})")
 
 
-@main.command()
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@main.group(invoke_without_command=True)
+@json_option()
 @click.pass_context
 def plugins(ctx: click.Context, as_json: bool) -> None:
-    """List installed plugins, which are enabled, their versions and hooks."""
+    """List installed plugins, which are enabled, their versions, descriptions, modules
+    and hooks; 'plugins enable NAME' / 'plugins disable NAME' edit the deployment file.
+
+    A hook implementation whose name matches no hook spec is warned about here
+    (with the spec name it is closest to), before opening the deployment refuses it.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
     from .config import DeploymentConfig, find_config
     from .hookspecs import HOOKSPEC_VERSION, PROJECT
     from .plugins import PluginInfo, installed_plugins
+    from .pluginset import unknown_hooks
 
     given = ctx.find_root().params.get("config")
     path = find_config(given)
@@ -544,14 +552,18 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"warning: {where}: no plugin is enabled (listing the installed ones)",
                    err=True)
     rows = []
+    modules: dict[str, Any] = {}
     for name, ep in sorted(installed_plugins().items()):
         row: dict[str, Any] = {"name": name, "enabled": name in enabled,
-                               "distribution": ep.dist.name if ep.dist else None}
+                               "distribution": ep.dist.name if ep.dist else None,
+                               "module": ep.value}
         try:
             module = ep.load()
+            modules[name] = module
             info = getattr(module, "PLUGIN", None)
             if isinstance(info, PluginInfo):
                 row |= {"version": info.version, "requires": list(info.requires),
+                        "description": info.description,
                         "hookspec_version": info.hookspec_version,
                         "compatible": info.hookspec_version == HOOKSPEC_VERSION}
             # a hook implementation is what @hookimpl marked, whatever its name (a plugin
@@ -562,18 +574,82 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
         except Exception as exc:
             row["error"] = f"failed to load: {exc}"
         rows.append(row)
+    unknown = unknown_hooks(modules)
+    for row in rows:
+        row["unknown_hooks"] = [{"name": hook, "hint": hint.strip(" ()")}
+                                for hook, hint in unknown.get(row["name"], [])]
+        for hook, hint in unknown.get(row["name"], []):
+            click.echo(f"warning: plugin {row['name']}: hook implementation {hook!r} "
+                       f"matches no hook spec{hint}", err=True)
     if as_json:
-        _echo_json({"hookspec_version": HOOKSPEC_VERSION, "plugins": rows})
+        _echo_json({"hookspec_version": HOOKSPEC_VERSION, "deployment": str(path),
+                    "plugins": rows})
         return
     click.echo(f"core hook specs v{HOOKSPEC_VERSION}; deployment: {path}")
     if not rows:
         click.echo("no plugins installed")
+        return
+    from .tables import echo_table
+
+    echo_table(["STATE", "PLUGIN", "VERSION", "REQUIRES", "MODULE", "DESCRIPTION"],
+               [("enabled" if r["enabled"] else "disabled", r["name"], r.get("version", "?"),
+                 ",".join(r.get("requires", ())) or "-", r["module"],
+                 r.get("error") or r.get("description") or "-") for r in rows], indent=2)
+    click.echo("hooks:")
     for r in rows:
-        mark = "enabled " if r["enabled"] else "disabled"
-        hooks = ", ".join(h.removeprefix("cladelog_") for h in r.get("hooks", []))
-        extra = r.get("error") or f"hooks: {hooks or '-'}"
-        req = f" requires {','.join(r['requires'])}" if r.get("requires") else ""
-        click.echo(f"  {mark} {r['name']:<16} {r.get('version', '?'):<8}{req}  {extra}")
+        if "hooks" in r:
+            hooks = ", ".join(h.removeprefix("cladelog_") for h in r["hooks"])
+            click.echo(f"  {r['name']}: {hooks or '-'}")
+
+
+@plugins.command("enable")
+@click.argument("names", nargs=-1, required=True, metavar="NAME...", type=TEXT)
+@json_option()
+@click.pass_context
+def plugins_enable(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None:
+    """Enable installed plugins in the deployment file (comments and layout kept).
+
+    Refused, with nothing written, when a plugin is not installed or needs one
+    ('requires') that would not be enabled. The log records the change with the
+    next event appended.
+    """
+    _edit_plugins(ctx, names, enable=True, as_json=as_json)
+
+
+@plugins.command("disable")
+@click.argument("names", nargs=-1, required=True, metavar="NAME...", type=TEXT)
+@json_option()
+@click.pass_context
+def plugins_disable(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None:
+    """Stop enabling plugins in the deployment file (comments and layout kept).
+
+    Refused, with nothing written, while another enabled plugin requires one of
+    them. Their events stay in the log (replay skips and counts them).
+    """
+    _edit_plugins(ctx, names, enable=False, as_json=as_json)
+
+
+def _edit_plugins(ctx: click.Context, names: tuple[str, ...], *, enable: bool,
+                  as_json: bool) -> None:
+    from .config import find_config
+    from .pluginset import edit_plugins
+
+    given = ctx.find_root().params.get("config")
+    path = find_config(given)
+    if not _config_exists(path):
+        fail(f"{path}: no such deployment file" if given else
+             "no cladelog.toml found in this folder or above (run 'cladelog init "
+             "--plugin NAME' to create one)")
+    changed, now = edit_plugins(path, names, enable=enable)
+    word = "enabled" if enable else "disabled"
+    if as_json:
+        _echo_json({"path": str(path.resolve()), word: changed, "plugins": now})
+        return
+    if changed:
+        click.echo(f"{word} {', '.join(changed)} in {path} (plugins: "
+                   f"{', '.join(now) or 'none'})")
+    else:
+        click.echo(f"nothing to change: {', '.join(names)} already {word} in {path}")
 
 
 @main.command()
