@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import click
-from cladelog.core import json_option, pass_deployment
+from cladelog.core import HELP_SETTINGS, json_option, pass_deployment
 
 if TYPE_CHECKING:
     from cladelog.core import Deployment
@@ -44,7 +44,7 @@ def _echo_result(as_json: bool, doc: dict[str, Any], line: str) -> None:
         click.echo(f"  {c['event']} {c['subject'] or ''}".rstrip())
 
 
-@click.group("consensus")
+@click.group("consensus", context_settings=HELP_SETTINGS)
 def consensus() -> None:
     """Independent validators: stake, signed votes, >2/3 finality, challenges, slashing."""
 
@@ -80,7 +80,7 @@ def keygen(name: str, out_dir: str, as_json: bool) -> None:
                            "public": str(folder / f"{name}.pub")}, vkey)
 
 
-@consensus.group("policy")
+@consensus.group("policy", context_settings=HELP_SETTINGS)
 def policy() -> None:
     """Set the consensus policy (versioned; applies from the next proposal on)."""
 

@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # the export list: one public name a line
     from .canonical import CanonicalError as CanonicalError
     from .canonical import canonical_bytes as canonical_bytes
     from .canonical import canonical_digest as canonical_digest
+    from .cli import OneLineCommand as OneLineCommand
+    from .cli import OneLineGroup as OneLineGroup
     from .cli import fail as fail
     from .cli import pass_deployment as pass_deployment
     from .config import DeploymentConfig as DeploymentConfig

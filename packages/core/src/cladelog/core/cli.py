@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from .deployment import Deployment
     from .events import NewEvent
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "fail", "main", "pass_deployment", "read_json_file"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "OneLineCommand", "OneLineGroup", "fail", "main",
+           "pass_deployment", "read_json_file"]
 
 from .errors import EXIT_BAD_INPUT, EXIT_FAILED  # noqa: E402
 from .output import HELP_SETTINGS, json_option, progress_option  # noqa: E402
@@ -150,7 +151,7 @@ def _one_line_usage(exc: click.UsageError) -> _Failure:
     where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
     message = " ".join(exc.format_message().split()).rstrip(".")
     if message.startswith("No such command") and exc.ctx is not None \
-            and exc.ctx.parent is None:
+            and exc.ctx.parent is None and isinstance(exc.ctx.command, _Root):
         where = _disabled_plugins_hint(exc.ctx) or where
     return _Failure(message + where, EXIT_BAD_INPUT)
 
@@ -177,11 +178,10 @@ def _disabled_plugins_hint(ctx: click.Context) -> str:
     return ""
 
 
-class _Root(click.Group):
-    """The root group: built-in commands plus the enabled plugins' commands, loaded lazily.
-
-    Usage errors anywhere below it (an unknown option or command, a bad value) are one line.
-    """
+class OneLineCommand(click.Command):
+    """A click command whose usage errors (an unknown option, a missing or bad value) are
+    one ``error:`` line naming its help, exit 2, as everywhere under ``cladelog``. For a
+    command that also runs outside the ``cladelog`` root (a console script of its own)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
@@ -190,6 +190,35 @@ class _Root(click.Group):
             raise
         except click.UsageError as exc:
             raise _one_line_usage(exc) from None
+
+
+class OneLineGroup(click.Group):
+    """A click group whose usage errors, and those of every command below it, are one
+    ``error:`` line naming the help, exit 2 (the root of a console script of its own;
+    under the ``cladelog`` root every group already is)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise _one_line_usage(exc) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise _one_line_usage(exc) from None
+
+
+class _Root(OneLineGroup):
+    """The root group: built-in commands plus the enabled plugins' commands, loaded lazily.
+
+    Usage errors anywhere below it (an unknown option or command, a bad value) are one line.
+    """
 
 
     def _plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
@@ -207,10 +236,19 @@ class _Root(click.Group):
 
             cfg = DeploymentConfig.load(path)
             pm = make_plugin_manager(load_plugins(cfg.plugins, cfg.settings), builtin)
-            for result in pm.hook.cladelog_cli_commands():
-                for cmd in result or ():
-                    if cmd.name and cmd.name not in _BUILTIN:
-                        found[cmd.name] = cmd
+            aliases: dict[str, click.Command] = {}
+            for impl in pm.hook.cladelog_cli_commands.get_hookimpls():
+                commands = [c for c in impl.function() or () if c.name]
+                for cmd in commands:
+                    if cmd.name not in _BUILTIN:
+                        found[cmd.name] = cmd  # type: ignore[index]
+                # a plugin's one command group is reached by the plugin's name too
+                # ('cladelog graph-engine' is 'cladelog graph')
+                if len(commands) == 1 and isinstance(commands[0], click.Group):
+                    aliases[impl.plugin_name] = commands[0]
+            for name, cmd in aliases.items():
+                if name not in found and name not in _BUILTIN:
+                    found[name] = cmd
         ctx.meta["cladelog.plugin_commands"] = found
         return found
 
@@ -239,12 +277,7 @@ class _Root(click.Group):
         return loaded
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return _guard(lambda: super(_Root, self).invoke(ctx))
-        except click.exceptions.NoArgsIsHelpError:
-            raise
-        except click.UsageError as exc:
-            raise _one_line_usage(exc) from None
+        return _guard(lambda: super(_Root, self).invoke(ctx))
 
 
 TOOL_GROUP = "cladelog.commands"
@@ -527,7 +560,7 @@ def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...], as_jso
     click.echo(f"{word}: {path} (store {cfg.store}, head {head.position})")
 
 
-@main.group(invoke_without_command=True)
+@main.group(invoke_without_command=True, context_settings=HELP_SETTINGS)
 @json_option()
 @click.pass_context
 def plugins(ctx: click.Context, as_json: bool) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .errors import CladelogError, InputError
-from .output import echo_json, json_option
+from .output import HELP_SETTINGS, echo_json, json_option
 
 if TYPE_CHECKING:
     from .deployment import Deployment
@@ -313,7 +313,7 @@ def publish(directory: str, as_json: bool) -> None:
 # -- witnesses ----------------------------------------------------------------------------
 
 
-@click.group("witness")
+@click.group("witness", context_settings=HELP_SETTINGS)
 def witness() -> None:
     """Act as a witness of a log (cosign its checkpoints), or record cosignatures."""
 

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import click
-from cladelog.core import EXIT_BAD_INPUT, EXIT_FAILED, echo_json, fail, json_option
+from cladelog.core import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    HELP_SETTINGS,
+    echo_json,
+    fail,
+    json_option,
+)
 
 __all__ = ["demo", "report"]
 
@@ -43,7 +50,7 @@ def _stdout_console() -> Any:
     return _Console(file=sys.stdout, soft_wrap=True)
 
 
-@click.command("demo")
+@click.command("demo", context_settings=HELP_SETTINGS)
 @click.option("--dir", "directory", default="cladelog-demo", show_default=True,
               metavar="DIR", help="Folder of the new deployment (must be empty or absent).")
 @click.option("--store", metavar="PATH|URL", default=None,
@@ -151,7 +158,7 @@ def demo(directory: str, store: str | None, seed: int, force: bool, candidates: 
         sys.exit(EXIT_FAILED)
 
 
-@click.command("report")
+@click.command("report", context_settings=HELP_SETTINGS)
 @click.option("-c", "--config", "config", metavar="FILE", default=None,
               help="Deployment file (default: cladelog's --config, $CLADELOG_CONFIG or "
                    "the nearest cladelog.toml in this folder or above).")

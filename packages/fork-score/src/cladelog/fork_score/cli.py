@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 import click
+from cladelog.core import HELP_SETTINGS, OneLineCommand, OneLineGroup
 
 if TYPE_CHECKING:
     from cladelog.fork_score.result import ScoredFork
@@ -72,19 +73,14 @@ class _BadInput(click.ClickException):
         click.echo(f"error: {' '.join(line.split())}", err=True)
 
 
-class _OneLineCommand(click.Command):
+class _OneLineCommand(OneLineCommand):
     """A command whose usage errors and cladelog errors are reported as one ``error:`` line.
 
     Under the ``cladelog`` root command core's CLI would map the errors itself; these
     commands also run without it (``python -m cladelog.fork_score``, the ``fork-score``
-    script), so they apply core's mapping (:func:`cladelog.core.exit_code`) here.
+    script), so they take core's one-line usage errors (:class:`cladelog.core.OneLineCommand`)
+    and apply core's mapping of errors (:func:`cladelog.core.exit_code`) here.
     """
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            raise _BadInput(exc.format_message()) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         from cladelog.core import CladelogError, exit_code
@@ -191,7 +187,7 @@ def _show_warnings(ctx: click.Context) -> None:
         click.echo(f"warning: {message}", err=True)
 
 
-@click.group(name="fork-score")
+@click.group(name="fork-score", context_settings=HELP_SETTINGS)
 def fork_score() -> None:
     """Score a candidate fork against its parent (ForkScore); read branch sets."""
 
@@ -327,7 +323,7 @@ def _branch_options(
             "parent_root": parent_root, "child_root": child_root}
 
 
-@fork_score.group(name="branch-set")
+@fork_score.group(name="branch-set", context_settings=HELP_SETTINGS)
 def branch_set() -> None:
     """Read recorded branch sets (fork_score.branch_scored events)."""
 
@@ -386,7 +382,7 @@ def branch_set_show(
                right=["RANK", "SCORE", "WEIGHT"])
 
 
-@click.group(name="fork-score")
+@click.group(name="fork-score", cls=OneLineGroup, context_settings=HELP_SETTINGS)
 @click.option("-c", "--config", metavar="FILE", envvar="CLADELOG_CONFIG",
               help="Deployment file (default: $CLADELOG_CONFIG, or the nearest "
                    "cladelog.toml in this folder or above).")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from cladelog.core import HELP_SETTINGS
 
 __all__ = ["graph"]
 
@@ -21,7 +22,7 @@ def _fail_input(exc: Exception) -> Any:
     fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
 
-@click.group("graph")
+@click.group("graph", context_settings=HELP_SETTINGS)
 def graph() -> None:
     """The concept-graph engine: recorded sessions, validation, replay."""
 

@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import click
-from cladelog.core import echo_json, json_option, pass_deployment
+from cladelog.core import HELP_SETTINGS, echo_json, json_option, pass_deployment
 
 if TYPE_CHECKING:
     from cladelog.core import Deployment
@@ -33,7 +33,7 @@ def _settings(dep: Deployment) -> Any:
     return settings if isinstance(settings, LawVSettings) else LawVSettings()
 
 
-@click.group("lawv")
+@click.group("lawv", context_settings=HELP_SETTINGS)
 def lawv() -> None:
     """Law V: R = dA / S against a fixed anchor set; halt below the contract's threshold."""
 
@@ -41,7 +41,7 @@ def lawv() -> None:
 # -- contracts ---------------------------------------------------------------------------
 
 
-@lawv.group("contract")
+@lawv.group("contract", context_settings=HELP_SETTINGS)
 def contract() -> None:
     """Register and list Law V contract versions."""
 
@@ -104,7 +104,7 @@ def contract_list(dep: Deployment, as_json: bool) -> None:
 # -- measurements ------------------------------------------------------------------------
 
 
-@lawv.group("measure")
+@lawv.group("measure", context_settings=HELP_SETTINGS)
 def measure() -> None:
     """Record and list anchor measurements."""
 

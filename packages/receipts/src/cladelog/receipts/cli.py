@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from cladelog.core import echo_json, json_option
+from cladelog.core import HELP_SETTINGS, echo_json, json_option
 
 if TYPE_CHECKING:
     from cladelog.core.transparency.note import Ed25519Signer
@@ -171,7 +171,7 @@ def _verification_exit_code(exc: Exception) -> int:
     return 1
 
 
-@click.group("receipts")
+@click.group("receipts", context_settings=HELP_SETTINGS)
 def receipts() -> None:
     """Signed oracle receipts: the gap-free register, Elo/SPRT checks, Merkle proofs."""
 
@@ -336,7 +336,7 @@ def sign(file: str, key_file: str, out: str | None) -> None:
     _write_out(json.dumps(envelope, sort_keys=True) + "\n", out)
 
 
-@receipts.group("key")
+@receipts.group("key", context_settings=HELP_SETTINGS)
 def key() -> None:
     """Register, revoke and list the oracle and log public keys."""
 
