@@ -1306,13 +1306,43 @@ def status(dep: Deployment, as_json: bool) -> None:
         fail(f"position {cut[0]}: {cut[1]}", EXIT_FAILED)
 
 
-@main.command()
+class _GateCommand(click.Command):
+    """``gate``: its help ends with which candidate ids each installed plugin's vote
+    matches (each plugin's ``PluginInfo.gate_candidates``)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        with contextlib.suppress(Exception):  # help must show whatever a plugin does
+            from .hookspecs import PROJECT
+            from .plugins import PluginInfo, installed_plugins
+
+            for name, ep in sorted(installed_plugins().items()):
+                with contextlib.suppress(Exception):
+                    module = ep.load()
+                    info = getattr(module, "PLUGIN", None)
+                    votes = hasattr(getattr(module, "cladelog_gate_vote", None),
+                                    f"{PROJECT}_impl")
+                    text = info.gate_candidates if isinstance(info, PluginInfo) else ""
+                    rows.append((name, text or ("its vote names no id" if votes
+                                                else "casts no gate vote")))
+        if rows:
+            with formatter.section("Which CANDIDATE id each installed plugin's vote matches"):
+                formatter.write_dl(rows)
+
+
+@main.command(cls=_GateCommand)
 @click.argument("candidate", type=TEXT)
 @json_option()
 @pass_deployment
 def gate(dep: Deployment, candidate: str, as_json: bool) -> None:
-    """Ask every enabled plugin whether CANDIDATE may be promoted (exit 0 allowed, 1 blocked)."""
+    """Ask every enabled plugin whether CANDIDATE may be promoted (exit 0 allowed, 1 blocked).
+
+    Each plugin matches CANDIDATE against its own records (see below); when none of
+    the enabled plugins knows the id, the answer says so ("known_by": [] in --json).
+    """
     result = dep.gate(candidate)
+    matchers = [v.plugin for v in result.votes if v.known is not None]
+    unknown = not result.known_by
     if as_json:
         _echo_json(result.to_json())
     else:
@@ -1320,10 +1350,17 @@ def gate(dep: Deployment, candidate: str, as_json: bool) -> None:
             click.echo(f"  {v.decision:<5}  {v.plugin:<14} {v.reason}")
         if not result.votes:
             click.echo("  no plugin voted")
+        if unknown:
+            verb = "matches" if len(matchers) == 1 else "match"
+            which = (f" ({', '.join(matchers)} {verb} candidate ids; see 'cladelog gate "
+                     "--help')") if matchers else " (none of them matches candidate ids)"
+            click.echo(f"  no enabled plugin knows the candidate {candidate!r}{which}")
         click.echo(f"{candidate}: {'allowed' if result.allowed else 'BLOCKED'}")
     if not result.allowed:
         blockers = [v for v in result.votes if v.decision == "block"]
         reason = "; ".join(f"{v.plugin}: {v.reason}" for v in blockers) or "blocked"
+        if unknown:
+            reason = f"no enabled plugin knows it; {reason}"
         fail(f"{candidate}: blocked ({' '.join(reason.split())})", EXIT_FAILED)
 
 

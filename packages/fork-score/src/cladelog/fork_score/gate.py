@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cladelog.core import Vote
+from cladelog.core import Vote, human_number
 
 __all__ = ["PLUGIN_NAME", "gate_vote"]
 
@@ -38,11 +38,14 @@ def gate_vote(
         if unscored == "abstain":
             return None
         return Vote(PLUGIN_NAME, "block", f"never scored: no fork_score.branch_scored event "
-                                          f"names {candidate!r} as branch or child root")
+                                          f"names {candidate!r} as branch or child root",
+                    known=False)
     where = (f"branch {entry['branch_id']} of set {entry['branch_set_id']}, "
              f"position {entry['position']}")
     if entry["verdict"] == "REJECT":
         flags = entry["flags"]
-        why = ", ".join(flags) if flags else f"negative score {entry['score']!r}"
-        return Vote(PLUGIN_NAME, "block", f"REJECT: {why} ({where})")
-    return Vote(PLUGIN_NAME, "allow", f"{entry['verdict']}: score {entry['score']!r} ({where})")
+        why = ", ".join(flags) if flags else f"negative score {human_number(entry['score'])}"
+        return Vote(PLUGIN_NAME, "block", f"REJECT: {why} ({where})", known=True)
+    return Vote(PLUGIN_NAME, "allow",
+                f"{entry['verdict']}: score {human_number(entry['score'])} ({where})",
+                known=True)
