@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import click
-from cladelog.core import HELP_SETTINGS, json_option, pass_deployment
+from cladelog.core import HELP_SETTINGS, human_number, json_option, pass_deployment
 
 if TYPE_CHECKING:
     from cladelog.core import Deployment
@@ -394,7 +394,7 @@ def show(dep: Deployment, proposal: str, as_json: bool) -> None:
         click.echo(f"  did not vote: {', '.join(missing['validators']) or 'nobody'} "
                    f"(power {missing['power']}, stake {missing['stake']})")
     if record["zeta"] is not None:
-        click.echo(f"  zeta {record['zeta']:.4f}")
+        click.echo(f"  zeta {human_number(record['zeta'])}")
 
 
 # -- simulation ----------------------------------------------------------------------------

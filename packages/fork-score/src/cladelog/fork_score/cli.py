@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 import click
-from cladelog.core import HELP_SETTINGS, OneLineCommand, OneLineGroup
+from cladelog.core import HELP_SETTINGS, OneLineCommand, OneLineGroup, human_number
 
 if TYPE_CHECKING:
     from cladelog.fork_score.result import ScoredFork
@@ -346,7 +346,7 @@ def branch_set_list(ctx: click.Context, as_json: bool) -> None:
     from cladelog.core import echo_table
 
     echo_table(["BRANCH SET", "BRANCHES", "BEST BRANCH", "SCORE", "PARENT"],
-               [(s.branch_set_id, s.density, s.best_branch_id, f"{s.best_score:.6f}",
+               [(s.branch_set_id, s.density, s.best_branch_id, human_number(s.best_score),
                  ", ".join(s.parent_roots)) for s in sets], right=["BRANCHES", "SCORE"])
 
 
@@ -377,7 +377,7 @@ def branch_set_show(
     from cladelog.core import echo_table
 
     echo_table(["RANK", "BRANCH", "SCORE", "WEIGHT", "VERDICT", "FLAGS"],
-               [(b.rank, b.branch_id, f"{b.score:.6f}", f"{b.weight:.4f}", b.verdict,
+               [(b.rank, b.branch_id, human_number(b.score), human_number(b.weight), b.verdict,
                  ", ".join(b.flags) or "-") for b in ranked],
                right=["RANK", "SCORE", "WEIGHT"])
 

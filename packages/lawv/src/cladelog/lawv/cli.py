@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import click
-from cladelog.core import HELP_SETTINGS, echo_json, json_option, pass_deployment
+from cladelog.core import HELP_SETTINGS, echo_json, human_number, json_option, pass_deployment
 
 if TYPE_CHECKING:
     from cladelog.core import Deployment
@@ -187,10 +187,11 @@ def check(dep: Deployment, old: str | None, new: str | None, to_seq: int | None,
         _echo_json(c)
     else:
         window = "empty" if c["first_seq"] is None else f"seq {c['first_seq']}..{c['last_seq']}"
-        r = "-" if result.r is None else f"{result.r:.4f}"
-        dA = "-" if result.delta_a is None else f"{result.delta_a:.3f}"
+        r = "-" if result.r is None else human_number(result.r)
+        dA = "-" if result.delta_a is None else human_number(result.delta_a, 3)
+        s = human_number(result.s, 3)
         click.echo(f"{c['check_id']}: {result.verdict}  R = {r} (dA = {dA}, S = "
-                   f"{result.s:.3f}; contract v{c['contract_version']}; window {window})")
+                   f"{s}; contract v{c['contract_version']}; window {window})")
         for reason in result.reasons:
             click.echo(f"  reason: {reason}")
         for flag in result.flags:
