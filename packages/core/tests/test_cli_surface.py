@@ -423,3 +423,25 @@ def test_plugins_lists_description_and_module_and_warns_about_unknown_hooks(
     assert rows["notes"]["module"] == "cladelog_notes.plugin"
     assert rows["notes"]["description"] == "example plugin: notes with tags"
     assert rows["notes"]["unknown_hooks"] == []
+
+
+def test_verify_and_replay_show_progress_on_stderr_only(notes: Any) -> None:
+    plain = notes("verify")
+    shown = notes("verify", "--progress")
+    assert shown.stdout == plain.stdout and plain.stderr == ""
+    assert "verifying (the chain and tree, then the event rules)" in shown.stderr
+    assert "8/8" in shown.stderr  # 4 events, walked twice
+    r = notes("replay", "--rebuild", "--json", "--progress")
+    assert json.loads(r.stdout)["events_read"] == 4
+    assert "replaying" in r.stderr and "4/4" in r.stderr
+    assert notes("import", "missing.jsonl", "--progress").stderr.startswith("error: ")
+
+
+def test_on_a_terminal_the_bar_is_shown_without_asking_and_stdout_stays_json(
+        notes: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cladelog.core import output
+
+    monkeypatch.setattr(output, "_stderr_is_terminal", lambda: True)
+    r = notes("export", "t.jsonl", "--json")
+    assert json.loads(r.stdout)["exported"] == 4
+    assert "exporting" in r.stderr

@@ -912,9 +912,11 @@ def _log_holds_type(dep: Deployment, name: str) -> bool:
               help="With --checkpoint: witness public keys (or files of them).")
 @click.option("--quorum", type=click.IntRange(min=1), default=None,
               help="With --witnesses: cosignatures needed per checkpoint.")
+@progress_option
 @pass_deployment
 def verify(dep: Deployment, as_json: bool, checkpoints: tuple[str, ...], keys: tuple[str, ...],
-           quick: bool, witness_keys: tuple[str, ...], quorum: int | None) -> None:
+           quick: bool, witness_keys: tuple[str, ...], quorum: int | None,
+           show_progress: bool) -> None:
     """Walk the hash chain and the Merkle tree; report the first position that does not
     verify (exit 1). With --checkpoint, exit 1 naming the first checkpoint the log does
     not extend, and whether it was cut or rewritten."""
@@ -926,7 +928,12 @@ def verify(dep: Deployment, as_json: bool, checkpoints: tuple[str, ...], keys: t
                  "--checkpoint FILE")
         verify_checkpoints(dep, checkpoints, keys, quick, as_json, witness_keys, quorum)
         return
-    report = dep.verify()
+    from .output import progress, quiet
+
+    with progress("verifying (the chain and tree, then the event rules)",
+                  force=show_progress) as update:
+        # no counting at all when nobody watches: the walk stays as fast as it was
+        report = dep.verify(progress=None if update is quiet else update)
     _log().info("verify.done", ok=report.ok, checked=report.checked, position=report.position,
                 violations=len(report.violations))
     broken = ""

@@ -87,34 +87,48 @@ def progress_option(fn: F) -> F:
 
 
 @contextlib.contextmanager
-def progress(description: str, *, total: int | None = None,
-             force: bool = False) -> Iterator[Callable[..., None]]:
+def progress(description: str, *, total: int | None = None, force: bool = False,
+             counted: bool = True) -> Iterator[Callable[..., None]]:
     """A progress bar on stderr while the block runs; yields ``update(done, total=None)``.
 
     Shown when stderr is a terminal or ``force`` (``--progress``) asks for it; otherwise
     ``update`` does nothing and rich is never imported. On a terminal the bar goes away
-    when the work is done; elsewhere its last state stays as one line."""
+    when the work is done; elsewhere its last state stays as one line, unless the work
+    failed (then only the error is shown). ``counted=False``
+    is for work that cannot count its steps: the bar pulses and shows the time taken."""
     terminal = _stderr_is_terminal()
     if not (terminal or force):
-        yield _nothing
+        yield quiet
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     console = Console(file=sys.stderr, force_terminal=terminal or None,
                       width=None if terminal else 100)
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    last = MofNCompleteColumn() if counted else TimeElapsedColumn()
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), last,
                    console=console, transient=terminal, auto_refresh=terminal)
     task = bar.add_task(description, total=total)
 
     def update(done: int, total: int | None = None) -> None:
         bar.update(task, completed=done, **({"total": total} if total is not None else {}))
 
+    if not terminal:  # no live display to a file or pipe: the last state, once, on success
+        yield update
+        console.print(bar.get_renderable())
+        return
     with bar:
         yield update
 
 
-def _nothing(done: int, total: int | None = None) -> None:
+def quiet(done: int, total: int | None = None) -> None:
+    """The ``update`` :func:`progress` yields when no bar is shown (it does nothing)."""
     return None
 
 

@@ -21,7 +21,9 @@ from cladelog.core import (
     echo_json,
     fail,
     json_option,
+    progress_option,
 )
+from cladelog.core import progress as report_progress  # demo() has a progress of its own
 
 __all__ = ["demo", "report"]
 
@@ -121,8 +123,10 @@ def demo(directory: str, store: str | None, seed: int, force: bool, candidates: 
     for call in failed:
         click.echo(f"error: cladelog {' '.join(call.args)}: {call.output.strip()}", err=True)
     try:
-        data = write_report(result.config_path, target / "report.html",
-                            title=f"cladelog demo (seed {seed})")
+        with report_progress("the report: verifying the log, drawing the charts",
+                             counted=False):
+            data = write_report(result.config_path, target / "report.html",
+                                title=f"cladelog demo (seed {seed})")
     except (ReportError, CladelogError) as exc:
         fail(str(exc), EXIT_FAILED)
     del data
@@ -167,9 +171,10 @@ def demo(directory: str, store: str | None, seed: int, force: bool, candidates: 
                    "deployment file); a file, not a folder.")
 @json_option("Print the report's data (what the page shows) as one JSON document instead "
              "of the terminal summary.")
+@progress_option
 @click.pass_context
 def report(ctx: click.Context, config: str | None, html_file: str | None,
-           as_json: bool) -> None:
+           as_json: bool, show_progress: bool) -> None:
     """Summarise a deployment on the terminal and write a self-contained HTML report.
 
     Charts: R per Law V check with its Monte Carlo band, claimed versus external
@@ -197,7 +202,9 @@ def report(ctx: click.Context, config: str | None, html_file: str | None,
     target = Path(html_file) if html_file else path.parent / "report.html"
     try:
         check_html_target(target)
-        data = write_report(path, target)
+        with report_progress("verifying the log and writing the report",
+                             force=show_progress, counted=False):
+            data = write_report(path, target)
     except ReportVerificationError as exc:
         fail(str(exc), EXIT_FAILED)
     except ReportError as exc:
