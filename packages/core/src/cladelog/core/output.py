@@ -117,7 +117,10 @@ def progress(description: str, *, total: int | None = None, force: bool = False,
     task = bar.add_task(description, total=total)
 
     def update(done: int, total: int | None = None) -> None:
-        bar.update(task, completed=done, **({"total": total} if total is not None else {}))
+        if total is None:
+            bar.update(task, completed=done)
+        else:
+            bar.update(task, completed=done, total=total)
 
     if not terminal:  # no live display to a file or pipe: the last state, once, on success
         yield update
