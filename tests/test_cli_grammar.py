@@ -13,7 +13,9 @@ import pytest
 from cladelog.core.cli import main
 from click.testing import CliRunner
 
-PLUGINS = ("fork-score", "receipts", "lawv", "graph-engine", "consensus")
+#: every package's plugin, and the examples a plugin author copies
+PLUGINS = ("fork-score", "receipts", "lawv", "graph-engine", "consensus", "notes",
+           "complexity-term")
 
 #: leaf commands without --json, each with the reason: what they print is already the
 #: machine-readable artifact itself (a signed note, a proof file, a JSON document)
@@ -27,6 +29,7 @@ JSON_EXEMPT = {
     "receipts sign": "prints the signed receipt envelope, a JSON document, itself",
     "receipts show": "prints the register entry as a JSON document always",
     "fork-score score": "prints the scored fork as a JSON document always",
+    "notes show": "prints the note index as a JSON document always",
 }
 
 
