@@ -21,8 +21,9 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     runner = CliRunner()
 
     def invoke(*args: str, input: str | None = None) -> Any:
-        return runner.invoke(main, list(args), input=input, catch_exceptions=False,
-                             prog_name="cladelog")
+        return runner.invoke(
+            main, list(args), input=input, catch_exceptions=False, prog_name="cladelog"
+        )
 
     return invoke
 
@@ -72,19 +73,22 @@ def test_init_append_export_import_print_json(run: Any, tmp_path: Path) -> None:
 # -- numbers for people ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("value", "shown"), [
-    (0.08943000000000002, "0.0894"),
-    (-0.05499999999999999, "-0.0550"),
-    (1.0, "1.0000"),
-    (7, "7"),
-    (-0.0000001, "-1.00e-07"),
-    (-0.00004, "-4.00e-05"),
-    (0.00005, "0.0001"),  # rounds half to even on the binary value: 5e-05 is a bit over
-    (-0.0, "0.0000"),
-    (12345678.25, "12,345,678.2"),
-    (float("nan"), "nan"),
-    (float("-inf"), "-inf"),
-])
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (0.08943000000000002, "0.0894"),
+        (-0.05499999999999999, "-0.0550"),
+        (1.0, "1.0000"),
+        (7, "7"),
+        (-0.0000001, "-1.00e-07"),
+        (-0.00004, "-4.00e-05"),
+        (0.00005, "0.0001"),  # rounds half to even on the binary value: 5e-05 is a bit over
+        (-0.0, "0.0000"),
+        (12345678.25, "12,345,678.2"),
+        (float("nan"), "nan"),
+        (float("-inf"), "-inf"),
+    ],
+)
 def test_human_number(value: float, shown: str) -> None:
     from cladelog.core import human_number
 
@@ -105,8 +109,9 @@ def test_progress_goes_to_stderr_only_when_asked_and_never_into_json(notes: Any)
 # -- replay --expect, the plugin sets, skipped counts ------------------------------------------
 
 
-def test_replay_expect_passes_on_the_same_log_and_names_what_differs(notes: Any,
-                                                                     tmp_path: Path) -> None:
+def test_replay_expect_passes_on_the_same_log_and_names_what_differs(
+    notes: Any, tmp_path: Path
+) -> None:
     saved = notes("replay", "--json")
     assert saved.exit_code == 0
     write(tmp_path / "saved.json", saved.stdout)
@@ -120,19 +125,29 @@ def test_replay_expect_passes_on_the_same_log_and_names_what_differs(notes: Any,
     write(tmp_path / "changed.json", json.dumps(doc))
     r = notes("replay", "--expect", "changed.json", "--json")
     assert r.exit_code == 1
-    assert json.loads(r.stdout)["expect"] == {"file": "changed.json", "match": False,
-                                              "differ": ["notes.index"]}
-    assert r.stderr == ("error: --expect: changed.json: the digests of 1 projection(s) "
-                        "differ: notes.index (saved at head 4, replayed to 4)\n")
+    assert json.loads(r.stdout)["expect"] == {
+        "file": "changed.json",
+        "match": False,
+        "differ": ["notes.index"],
+    }
+    assert r.stderr == (
+        "error: --expect: changed.json: the digests of 1 projection(s) "
+        "differ: notes.index (saved at head 4, replayed to 4)\n"
+    )
 
 
-def test_replay_expect_refuses_a_file_that_is_not_a_replay_document(notes: Any,
-                                                                    tmp_path: Path) -> None:
+def test_replay_expect_refuses_a_file_that_is_not_a_replay_document(
+    notes: Any, tmp_path: Path
+) -> None:
     for text, message in (
-        ("[1]", "error: --expect: bad.json: not a 'replay --json' document (no projections "
-                "list)\n"),
-        ('{"projections": [{"name": "x"}]}',
-         "error: --expect: bad.json: projections[0]: needs a name and a digest\n"),
+        (
+            "[1]",
+            "error: --expect: bad.json: not a 'replay --json' document (no projections list)\n",
+        ),
+        (
+            '{"projections": [{"name": "x"}]}',
+            "error: --expect: bad.json: projections[0]: needs a name and a digest\n",
+        ),
     ):
         write(tmp_path / "bad.json", text)
         r = notes("replay", "--expect", "bad.json")
@@ -142,7 +157,8 @@ def test_replay_expect_refuses_a_file_that_is_not_a_replay_document(notes: Any,
 
 
 def test_replay_shows_both_plugin_sets_when_they_differ_and_the_skipped_count(
-        notes: Any, tmp_path: Path) -> None:
+    notes: Any, tmp_path: Path
+) -> None:
     same = notes("replay")
     assert "(4 read, 0 skipped)" in same.stdout.splitlines()[0]
     assert "plugins recorded" not in same.stdout
@@ -199,8 +215,7 @@ def test_show_prints_one_whole_event(notes: Any, tmp_path: Path) -> None:
     assert ["actor", "cli-test"] in [line.split() for line in lines]
     assert f'    "text": "{text}"' in lines  # whole, not cut
     doc = json.loads(notes("show", "5", "--json").stdout)
-    exported = [json.loads(line) for line in
-                notes("export", "-").stdout.splitlines()]
+    exported = [json.loads(line) for line in notes("export", "-").stdout.splitlines()]
     assert doc == exported[4]
     missing = notes("show", "9")
     assert (missing.exit_code, missing.stdout) == (2, "")
@@ -211,13 +226,17 @@ def test_show_prints_one_whole_event(notes: Any, tmp_path: Path) -> None:
 
 
 def test_an_unknown_event_type_lists_the_known_ones(notes: Any, tmp_path: Path) -> None:
-    r = notes("append", write(tmp_path / "bad.json", json.dumps(
-        {"stream": "s", "type": "notes.nope", "data": {}})))
+    r = notes(
+        "append",
+        write(tmp_path / "bad.json", json.dumps({"stream": "s", "type": "notes.nope", "data": {}})),
+    )
     assert r.exit_code == 2
     (line,) = r.stderr.splitlines()
-    assert line.endswith("unknown event type 'notes.nope' (no enabled plugin registers it; "
-                         "known: core.checkpoint_signed, core.cosignature_received, "
-                         "core.plugin_disabled, core.plugin_enabled, notes.note_added)")
+    assert line.endswith(
+        "unknown event type 'notes.nope' (no enabled plugin registers it; "
+        "known: core.checkpoint_signed, core.cosignature_received, "
+        "core.plugin_disabled, core.plugin_enabled, notes.note_added)"
+    )
 
 
 def test_types_lists_each_type_with_its_plugin_and_schema_versions(notes: Any) -> None:
@@ -226,13 +245,19 @@ def test_types_lists_each_type_with_its_plugin_and_schema_versions(notes: Any) -
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert rows["notes.note_added"][1:3] == ["notes", "v1..v2"]
     assert rows["core.plugin_enabled"][1:3] == ["core", "v1"]
-    assert set(rows) == {"core.checkpoint_signed", "core.cosignature_received",
-                         "core.plugin_disabled", "core.plugin_enabled", "notes.note_added"}
+    assert set(rows) == {
+        "core.checkpoint_signed",
+        "core.cosignature_received",
+        "core.plugin_disabled",
+        "core.plugin_enabled",
+        "notes.note_added",
+    }
     only = notes("types", "notes.*").stdout.splitlines()
     assert [line.split()[0] for line in only[1:]] == ["notes.note_added"]
     r = notes("types", "nope.*")
     assert r.exit_code == 2 and r.stderr.startswith(
-        "error: TYPE: no known event type matches 'nope.*' (known: core.checkpoint_signed,")
+        "error: TYPE: no known event type matches 'nope.*' (known: core.checkpoint_signed,"
+    )
 
 
 def test_types_json_schemas_accept_the_logged_events(notes: Any) -> None:
@@ -279,8 +304,14 @@ def test_json_schema_agrees_with_the_strict_structure_rules() -> None:
     import jsonschema
     from cladelog.core.schema import PayloadError, json_schema, structure
 
-    good = {"n": 1, "x": 1.5, "flag": True, "items": ["a"], "inner": {"k": "v"},
-            "by_name": {"a": 1}}
+    good = {
+        "n": 1,
+        "x": 1.5,
+        "flag": True,
+        "items": ["a"],
+        "inner": {"k": "v"},
+        "by_name": {"a": 1},
+    }
     cases = [
         good,
         good | {"x": 2, "maybe": "m", "pair": [1, 2], "free": {"any": [1]}},
@@ -316,7 +347,7 @@ def test_json_schema_agrees_with_the_strict_structure_rules() -> None:
 
 # -- plugins enable / disable and the listing ----------------------------------------------------
 
-DEPLOYMENT = '''# the operator's own words
+DEPLOYMENT = """# the operator's own words
 store = "cladelog.sqlite3"   # where the log lives
 plugins = [
   "notes",  # the example plugin
@@ -325,7 +356,7 @@ plugins = [
 [settings.notes]
 # a comment inside the table
 default_tag = "inbox"
-'''
+"""
 
 
 def test_enable_and_disable_keep_comments_and_check_requires(run: Any, tmp_path: Path) -> None:
@@ -347,8 +378,10 @@ def test_enable_and_disable_keep_comments_and_check_requires(run: Any, tmp_path:
     before = (tmp_path / "cladelog.toml").read_text()
     r = run("plugins", "disable", "fork-score")
     assert (r.exit_code, r.stdout) == (2, "")
-    assert r.stderr == ("error: NAME: 'fork-score' is required by 'complexity-term', which "
-                        "stays enabled (disable 'complexity-term' too, or first)\n")
+    assert r.stderr == (
+        "error: NAME: 'fork-score' is required by 'complexity-term', which "
+        "stays enabled (disable 'complexity-term' too, or first)\n"
+    )
     assert (tmp_path / "cladelog.toml").read_text() == before  # nothing written
     assert run("plugins", "disable", "complexity-term", "fork-score").exit_code == 0
     assert tomllib.loads((tmp_path / "cladelog.toml").read_text())["plugins"] == ["notes"]
@@ -359,12 +392,15 @@ def test_enable_refuses_what_cannot_work(run: Any, tmp_path: Path) -> None:
     write(tmp_path / "cladelog.toml", DEPLOYMENT)
     r = run("plugins", "enable", "complexity-term")
     assert r.exit_code == 2
-    assert r.stderr == ("error: plugins: 'complexity-term' requires 'fork-score', which this "
-                        "deployment does not enable (enable them together: cladelog plugins "
-                        "enable fork-score complexity-term)\n")
+    assert r.stderr == (
+        "error: plugins: 'complexity-term' requires 'fork-score', which this "
+        "deployment does not enable (enable them together: cladelog plugins "
+        "enable fork-score complexity-term)\n"
+    )
     r = run("plugins", "enable", "fork-scor")
     assert r.exit_code == 2 and r.stderr.startswith(
-        "error: NAME: 'fork-scor' is not an installed plugin (did you mean 'fork-score'?)")
+        "error: NAME: 'fork-scor' is not an installed plugin (did you mean 'fork-score'?)"
+    )
     assert (tmp_path / "cladelog.toml").read_text() == DEPLOYMENT
     (tmp_path / "cladelog.toml").unlink()
     r = run("plugins", "enable", "notes")
@@ -378,12 +414,13 @@ def test_disable_keeps_the_plugins_settings_as_comments(run: Any, tmp_path: Path
     assert run("plugins", "disable", "notes").exit_code == 0
     text = (tmp_path / "cladelog.toml").read_text()
     assert tomllib.loads(text) == {"store": "cladelog.sqlite3", "plugins": []}
-    assert "# [settings.notes]\n# # a comment inside the table\n# default_tag = \"inbox\"" in text
+    assert '# [settings.notes]\n# # a comment inside the table\n# default_tag = "inbox"' in text
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".cladelog")] == []
 
 
 def test_plugins_lists_description_and_module_and_warns_about_unknown_hooks(
-        run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    run: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import types
 
     from cladelog.core import PluginInfo, hookimpl
@@ -405,21 +442,29 @@ def test_plugins_lists_description_and_module_and_warns_about_unknown_hooks(
             return typo
 
     real = plugins_module.installed_plugins
-    monkeypatch.setattr(plugins_module, "installed_plugins",
-                        lambda: {**real(), "typo": Entry()})
+    monkeypatch.setattr(plugins_module, "installed_plugins", lambda: {**real(), "typo": Entry()})
     r = run("plugins")
-    assert r.stderr.splitlines()[-1] == ("warning: plugin typo: hook implementation "
-                                        "'cladelog_projection' matches no hook spec (did you "
-                                        "mean 'cladelog_projections'?)")
+    assert r.stderr.splitlines()[-1] == (
+        "warning: plugin typo: hook implementation "
+        "'cladelog_projection' matches no hook spec (did you "
+        "mean 'cladelog_projections'?)"
+    )
     row = next(line for line in r.stdout.splitlines() if " typo " in line)
     assert row.split()[:5] == ["disabled", "typo", "1.0", "-", "typo_plugin"]
     assert row.endswith(" a plugin with a typo")
-    assert r.stdout.splitlines()[1].split() == ["STATE", "PLUGIN", "VERSION", "REQUIRES",
-                                                "MODULE", "DESCRIPTION"]
+    assert r.stdout.splitlines()[1].split() == [
+        "STATE",
+        "PLUGIN",
+        "VERSION",
+        "REQUIRES",
+        "MODULE",
+        "DESCRIPTION",
+    ]
     doc = json.loads(run("plugins", "--json").stdout)
     rows = {p["name"]: p for p in doc["plugins"]}
-    assert rows["typo"]["unknown_hooks"] == [{"name": "cladelog_projection",
-                                              "hint": "did you mean 'cladelog_projections'?"}]
+    assert rows["typo"]["unknown_hooks"] == [
+        {"name": "cladelog_projection", "hint": "did you mean 'cladelog_projections'?"}
+    ]
     assert rows["notes"]["module"] == "cladelog_notes.plugin"
     assert rows["notes"]["description"] == "example plugin: notes with tags"
     assert rows["notes"]["unknown_hooks"] == []
@@ -438,7 +483,8 @@ def test_verify_and_replay_show_progress_on_stderr_only(notes: Any) -> None:
 
 
 def test_on_a_terminal_the_bar_is_shown_without_asking_and_stdout_stays_json(
-        notes: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    notes: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from cladelog.core import output
 
     monkeypatch.setattr(output, "_stderr_is_terminal", lambda: True)

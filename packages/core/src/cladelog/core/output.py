@@ -70,7 +70,7 @@ def human_number(value: float | int, decimals: int = HUMAN_DECIMALS) -> str:
         return "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    if value != 0 and abs(value) < 0.5 * 10 ** -decimals:
+    if value != 0 and abs(value) < 0.5 * 10**-decimals:
         return f"{value:.2e}"
     if abs(value) >= 1e6:
         return f"{value:,.1f}"
@@ -81,14 +81,18 @@ def human_number(value: float | int, decimals: int = HUMAN_DECIMALS) -> str:
 def progress_option(fn: F) -> F:
     """The ``--progress`` flag (parameter ``show_progress``)."""
     return click.option(
-        "--progress", "show_progress", is_flag=True,
+        "--progress",
+        "show_progress",
+        is_flag=True,
         help="Show a progress bar on stderr even when stderr is not a terminal "
-             "(it is shown on a terminal anyway; stdout is never touched).")(fn)
+        "(it is shown on a terminal anyway; stdout is never touched).",
+    )(fn)
 
 
 @contextlib.contextmanager
-def progress(description: str, *, total: int | None = None, force: bool = False,
-             counted: bool = True) -> Iterator[Callable[..., None]]:
+def progress(
+    description: str, *, total: int | None = None, force: bool = False, counted: bool = True
+) -> Iterator[Callable[..., None]]:
     """A progress bar on stderr while the block runs; yields ``update(done, total=None)``.
 
     Shown when stderr is a terminal or ``force`` (``--progress``) asks for it; otherwise
@@ -109,11 +113,18 @@ def progress(description: str, *, total: int | None = None, force: bool = False,
         TimeElapsedColumn,
     )
 
-    console = Console(file=sys.stderr, force_terminal=terminal or None,
-                      width=None if terminal else 100)
+    console = Console(
+        file=sys.stderr, force_terminal=terminal or None, width=None if terminal else 100
+    )
     last = MofNCompleteColumn() if counted else TimeElapsedColumn()
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), last,
-                   console=console, transient=terminal, auto_refresh=terminal)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        last,
+        console=console,
+        transient=terminal,
+        auto_refresh=terminal,
+    )
     task = bar.add_task(description, total=total)
 
     def update(done: int, total: int | None = None) -> None:

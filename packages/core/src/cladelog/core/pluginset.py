@@ -43,8 +43,9 @@ def edit_plugins(path: Path, names: Iterable[str], *, enable: bool) -> tuple[lis
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ConfigError(f"{path}: cannot read the deployment file "
-                          f"({getattr(exc, 'strerror', None) or exc})") from None
+        raise ConfigError(
+            f"{path}: cannot read the deployment file ({getattr(exc, 'strerror', None) or exc})"
+        ) from None
     current = DeploymentConfig.load(path)  # its own errors, worded as on opening
     try:
         doc = tomlkit.parse(text)
@@ -57,9 +58,11 @@ def edit_plugins(path: Path, names: Iterable[str], *, enable: bool) -> tuple[lis
     if enable:
         for name in wanted:
             if name not in installed:
-                raise ConfigError(f"NAME: {name!r} is not an installed plugin"
-                                  f"{_suggestion(name, installed)} (installed: "
-                                  f"{', '.join(sorted(installed)) or 'none'})")
+                raise ConfigError(
+                    f"NAME: {name!r} is not an installed plugin"
+                    f"{_suggestion(name, installed)} (installed: "
+                    f"{', '.join(sorted(installed)) or 'none'})"
+                )
             if name not in enabled:
                 enabled.append(name)
                 changed.append(name)
@@ -72,17 +75,21 @@ def edit_plugins(path: Path, names: Iterable[str], *, enable: bool) -> tuple[lis
         for other in enabled:
             needed = [r for r in _requires(installed, other) if r in changed]
             if needed:
-                raise ConfigError(f"NAME: {', '.join(map(repr, needed))} is required by "
-                                  f"{other!r}, which stays enabled (disable {other!r} "
-                                  "too, or first)")
+                raise ConfigError(
+                    f"NAME: {', '.join(map(repr, needed))} is required by "
+                    f"{other!r}, which stays enabled (disable {other!r} "
+                    "too, or first)"
+                )
     if not changed:
         return [], enabled
     # the new set, checked as opening the deployment checks it (requires, settings, ...)
     try:
         load_plugins(enabled, current.settings)
     except ConfigError as exc:
-        raise ConfigError(f"{exc} (enable them together: cladelog plugins enable "
-                          f"{' '.join(_with_requires(enabled, changed))})") from None
+        raise ConfigError(
+            f"{exc} (enable them together: cladelog plugins enable "
+            f"{' '.join(_with_requires(enabled, changed))})"
+        ) from None
     array = doc.get("plugins")
     if array is None:
         doc["plugins"] = enabled
@@ -138,8 +145,9 @@ def _comment_out_settings(doc: Any, names: list[str]) -> None:
         lines = [header, *tomlkit.dumps(settings[name]).strip().splitlines()]
         del settings[name]
         doc.add(tomlkit.nl())
-        doc.add(tomlkit.comment(f"{name} is disabled ('cladelog plugins disable'); its "
-                                "settings, kept:"))
+        doc.add(
+            tomlkit.comment(f"{name} is disabled ('cladelog plugins disable'); its settings, kept:")
+        )
         for line in lines:
             doc.add(tomlkit.comment(line))
     if not settings:
@@ -163,8 +171,9 @@ def _write_atomically(path: Path, text: str) -> None:
                 os.unlink(tmp)
             raise
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write the deployment file "
-                          f"({exc.strerror or exc})") from None
+        raise ConfigError(
+            f"{path}: cannot write the deployment file ({exc.strerror or exc})"
+        ) from None
 
 
 def _suppress(*errors: type[BaseException]) -> Any:
@@ -197,13 +206,19 @@ def unknown_hooks(modules: Mapping[str, Any]) -> dict[str, list[tuple[str, str]]
             continue
     with _suppress(Exception):  # a broken spec-adding hook: opening the deployment says why
         pm.hook.cladelog_add_hookspecs.call_historic(kwargs={"pluginmanager": pm})
-    specs = sorted(n for n, caller in vars(pm.hook).items()
-                   if getattr(caller, "spec", None) is not None)
+    specs = sorted(
+        n for n, caller in vars(pm.hook).items() if getattr(caller, "spec", None) is not None
+    )
     marker = f"{PROJECT}_impl"
     found: dict[str, list[tuple[str, str]]] = {}
     for name, module in modules.items():
-        impls = sorted({(getattr(getattr(module, n), marker) or {}).get("specname") or n
-                        for n in dir(module) if hasattr(getattr(module, n, None), marker)})
+        impls = sorted(
+            {
+                (getattr(getattr(module, n), marker) or {}).get("specname") or n
+                for n in dir(module)
+                if hasattr(getattr(module, n, None), marker)
+            }
+        )
         for impl in impls:
             caller = getattr(pm.hook, impl, None)
             if getattr(caller, "spec", None) is None:
