@@ -435,6 +435,12 @@ def test_plugins_lists_description_and_module_and_warns_about_unknown_hooks(
 
     typo.cladelog_projection = cladelog_projection
 
+    @hookimpl(optionalhook=True)
+    def someone_elses_hook() -> None:  # optional: no warning when its spec is absent
+        return None
+
+    typo.someone_elses_hook = someone_elses_hook
+
     class Entry:
         name, value, dist = "typo", "typo_plugin", None
 

@@ -212,12 +212,14 @@ def unknown_hooks(modules: Mapping[str, Any]) -> dict[str, list[tuple[str, str]]
     marker = f"{PROJECT}_impl"
     found: dict[str, list[tuple[str, str]]] = {}
     for name, module in modules.items():
+        marks = {
+            n: getattr(getattr(module, n), marker) or {}
+            for n in dir(module)
+            if hasattr(getattr(module, n, None), marker)
+        }
+        # an optional hook implements a spec that may not be there (pluggy lets it be)
         impls = sorted(
-            {
-                (getattr(getattr(module, n), marker) or {}).get("specname") or n
-                for n in dir(module)
-                if hasattr(getattr(module, n, None), marker)
-            }
+            {m.get("specname") or n for n, m in marks.items() if not m.get("optionalhook")}
         )
         for impl in impls:
             caller = getattr(pm.hook, impl, None)
