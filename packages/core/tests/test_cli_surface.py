@@ -497,3 +497,14 @@ def test_on_a_terminal_the_bar_is_shown_without_asking_and_stdout_stays_json(
     r = notes("export", "t.jsonl", "--json")
     assert json.loads(r.stdout)["exported"] == 4
     assert "exporting" in r.stderr
+
+
+def test_enable_through_a_symlink_edits_the_file_it_names(run: Any, tmp_path: Path) -> None:
+    real = tmp_path / "conf" / "real.toml"
+    real.parent.mkdir()
+    write(real, DEPLOYMENT)
+    real.chmod(0o640)
+    (tmp_path / "cladelog.toml").symlink_to(real)
+    assert run("plugins", "enable", "fork-score").exit_code == 0
+    assert (tmp_path / "cladelog.toml").is_symlink()
+    assert '"fork-score"' in real.read_text() and real.stat().st_mode & 0o777 == 0o640

@@ -155,7 +155,10 @@ def _comment_out_settings(doc: Any, names: list[str]) -> None:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    folder = path.resolve().parent
+    """Write ``text`` over ``path`` (through a symlink, to the file it names) by a rename of
+    a finished temporary file, keeping the file's permissions."""
+    path = path.resolve()
+    folder = path.parent
     try:
         mode = path.stat().st_mode & 0o7777
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
