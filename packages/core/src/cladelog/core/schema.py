@@ -604,7 +604,10 @@ def _schema_of(tp: Any, seen: frozenset[type]) -> dict[str, Any]:
     if isinstance(tp, type) and attrs.has(tp):
         if tp in seen:  # a class that holds itself: say "an object", not loop
             return {"type": "object"}
-        hints = typing.get_type_hints(tp)
+        try:
+            hints = typing.get_type_hints(tp)
+        except Exception:  # an annotation that does not resolve: its field is any JSON
+            hints = {}
         properties: dict[str, Any] = {}
         required: list[str] = []
         for field in attrs.fields(tp):
