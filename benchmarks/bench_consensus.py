@@ -167,8 +167,9 @@ def run(args: Any) -> int:
                     break
             proposal_event = next(dep.store.read(types=("consensus.proposed",)))
             policy_event = next(dep.store.read(types=("consensus.policy_set",)))
+            opened_event = next(dep.store.read(types=("consensus.proposal_opened",)))
             cert = build_certificate(record, proposal_event, policy_event, first_votes,
-                                     dep.store)
+                                     dep.store, opened_event=opened_event)
             trusted = {vid: s.public_key for vid, s in signers.items()}
             with Timer() as t:
                 for _ in range(10):

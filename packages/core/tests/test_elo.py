@@ -16,6 +16,7 @@ Expected values come from three sources, never from the code under test:
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 from statistics import NormalDist
 
@@ -713,3 +714,131 @@ def test_llr_antisymmetry_property(counts: list[int], bound0: float, bound1: flo
 @given(st.floats(-1100, 1100, allow_nan=False))
 def test_elo_round_trip_property(elo: float) -> None:
     assert score_to_elo(elo_to_score(elo)) == pytest.approx(elo, abs=1e-8)
+
+
+# ------------------------------------------------- the root finder of the exact LLR
+
+
+def _ref_profile_loglik_bisection(values: list[float], probs: list[float], s: float) -> float:
+    """max sum p log q over q with mean s: bisection on the dual variable itself.
+
+    Independent of the module's search (Brent's method over the smallest
+    denominator): the stationarity condition ``sum p b / (1 + v b) = 0``,
+    ``b = a - s``, decreases in ``v`` on ``(-1 / max b, -1 / min b)``; halve that
+    interval until it cannot shrink, then take the dual value
+    ``sum p log p - sum p log(1 + v b)``, which an error in ``v`` moves only to
+    second order.
+    """
+    b = [a - s for a in values]
+    lo, hi = -1.0 / max(b), -1.0 / min(b)
+    while True:
+        mid = lo + (hi - lo) / 2.0
+        if not lo < mid < hi:
+            break
+        terms = [1.0 + mid * bi for bi in b]
+        if min(terms) <= 0.0:  # rounding at an edge of the domain: step inwards
+            if mid * b[0] < mid * b[-1]:
+                hi = mid
+            else:
+                lo = mid
+            continue
+        slope = math.fsum(p * bi / t for p, bi, t in zip(probs, b, terms, strict=True))
+        if slope == 0.0:
+            lo = hi = mid
+            break
+        if slope > 0.0:
+            lo = mid
+        else:
+            hi = mid
+    v = lo + (hi - lo) / 2.0
+    dual = math.fsum(p * math.log1p(v * bi) for p, bi in zip(probs, b, strict=True))
+    return math.fsum(p * math.log(p) for p in probs) - dual
+
+
+def _ref_llr_logistic_bisection(counts: Sequence[int], elo0: float, elo1: float) -> float:
+    n, values, probs = _ref_pdf(counts)
+    s0, s1 = _ref_logistic(elo0), _ref_logistic(elo1)
+    return n * (
+        _ref_profile_loglik_bisection(values, probs, s1)
+        - _ref_profile_loglik_bisection(values, probs, s0)
+    )
+
+
+game_counts_strategy = st.one_of(
+    st.lists(st.integers(0, 10**7), min_size=3, max_size=3),
+    st.lists(st.integers(0, 10**7), min_size=5, max_size=5),
+    st.lists(st.integers(0, 30), min_size=3, max_size=3),
+    st.lists(st.integers(0, 30), min_size=5, max_size=5),
+).filter(lambda c: sum(c) > 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(counts=game_counts_strategy, bound0=bound_strategy, bound1=bound_strategy)
+def test_llr_logistic_matches_a_bisection_over_game_counts(
+    counts: list[int], bound0: float, bound1: float
+) -> None:
+    expected = _ref_llr_logistic_bisection(counts, bound0, bound1)
+    assert close(llr_logistic(counts, bound0, bound1), expected), expected
+
+
+@pytest.mark.parametrize(("counts", "elo0", "elo1"), LLR_CASES)
+def test_llr_logistic_cases_match_a_bisection(counts: list[int], elo0: float, elo1: float) -> None:
+    expected = _ref_llr_logistic_bisection(counts, elo0, elo1)
+    assert close(llr_logistic(counts, elo0, elo1), expected, 1e-9)
+
+
+@pytest.mark.parametrize(
+    ("func", "bracket", "root"),
+    [
+        (lambda x: x**3 - 2.0, (0.0, 2.0), 2.0 ** (1.0 / 3.0)),
+        (lambda x: math.cos(x) - x, (0.0, 1.0), 0.7390851332151607),  # the Dottie number
+        (lambda x: 1e-300 - x, (0.0, 1.0), 1e-300),  # a root next to the end of the bracket
+        (lambda x: math.exp(x) - 1e-12, (-40.0, 0.0), math.log(1e-12)),
+        (lambda x: 1.0 if x > 0.3 else -1.0, (0.0, 1.0), 0.3),  # a step: bisection only
+    ],
+)
+def test_brent_root_converges_to_full_precision(
+    func: Callable[[float], float], bracket: tuple[float, float], root: float
+) -> None:
+    calls = []
+
+    def counted(x: float) -> float:
+        calls.append(x)
+        return func(x)
+
+    a, b = bracket
+    found = E._brent_root(counted, a, b, func(a), func(b))
+    assert abs(found - root) <= 4 * sys.float_info.epsilon * abs(root) + 1e-300
+    # guaranteed convergence: never many more evaluations than bisection to the same width
+    assert len(calls) <= 4 * 1100
+
+
+def test_llr_root_finding_takes_few_evaluations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Brent's method, unlike bisection (about 55 per root), needs a handful per root."""
+    counts: list[int] = []
+    brent = E._brent_root
+
+    def counting(func: Callable[[float], float], *args: float) -> float:
+        calls = [0]
+
+        def counted(x: float) -> float:
+            calls[0] += 1
+            return func(x)
+
+        found = brent(counted, *args)
+        counts.append(calls[0])
+        return found
+
+    monkeypatch.setattr(E, "_brent_root", counting)
+    extra = [(FISHTEST_PENTANOMIAL, -3.0, 1.0), ([0, 0, 2**53 - 1], 0.0, 5.0)]
+    for case, elo0, elo1 in [*LLR_CASES, *extra]:
+        llr_logistic(case, elo0, elo1)
+    assert counts and max(counts) <= 15, counts
+
+
+def test_cached_samples_never_stand_for_booleans_or_other_counts() -> None:
+    first = logistic_elo([1, 2, 3])
+    with pytest.raises(EloInputError, match=r"counts\[0\]: must be a non-negative integer"):
+        logistic_elo([True, 2, 3])  # True == 1 and hashes like it: refused before any cache
+    assert logistic_elo((1, 2, 3)) == first
+    assert logistic_elo([1, 2, 4]).elo != first.elo

@@ -7,6 +7,7 @@ files. Expected roots come from an in-memory tree rebuilt from the exported chai
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -395,6 +396,27 @@ def test_verify_with_a_witness_quorum_and_recorded_cosignatures(log: Any,
     doc = json.loads(log("replay", "--json").stdout)
     state = next(p for p in doc["projections"] if p["name"] == "core.tlog")
     assert "witnessed to 60 by 2" in json.dumps(state)
+
+
+def test_an_ed25519_key_acts_as_a_witness(log: Any, tmp_path: Path) -> None:
+    # one key for both jobs (a consensus validator's): witness cosign takes an Ed25519
+    # (0x01) private key and cosigns with its 0x04 form; its .pub counts as a witness key
+    assert log("keygen", "validator-1.example").exit_code == 0
+    cp = _sign(log, tmp_path, "cp.txt")
+    r = log("witness", "cosign", str(cp), "--key", "validator-1.example.key", "--state",
+            "state-v1", "--log-key", "log.pub", "--out", str(tmp_path / "c1"))
+    assert r.exit_code == 0, r.output
+    line = (tmp_path / "c1").read_text().rstrip("\n").split("\n")[-1]
+    vkey = (tmp_path / "validator-1.example.pub").read_text().strip()
+    pub = base64.b64decode(vkey.split("+", 2)[2])[1:]
+    kid = hashlib.sha256(b"validator-1.example\n\x04" + pub).digest()[:4]
+    assert base64.b64decode(line.split(" ")[2])[:4] == kid   # the 0x04 key ID
+    base = ["verify", "--checkpoint", str(tmp_path / "c1"), "--key", "log.pub",
+            "--witnesses", "validator-1.example.pub", "--quorum", "1"]
+    assert log(*base).exit_code == 0
+    r = log("witness", "add", str(tmp_path / "c1"), "--key", "log.pub", "--witnesses",
+            "validator-1.example.pub")
+    assert r.exit_code == 0 and "recorded the cosignature of validator-1.example" in r.stdout
 
 
 # -- static tiles (c2sp.org/tlog-tiles) -----------------------------------------------------

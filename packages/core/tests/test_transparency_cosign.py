@@ -21,6 +21,8 @@ from cladelog.core.transparency import (
     MerkleTree,
     NoteError,
     NoteSignatureError,
+    as_cosigner_key,
+    as_cosigner_verifier,
     format_checkpoint,
     generate_cosigner_key,
     generate_key,
@@ -38,6 +40,7 @@ from cladelog.core.transparency import (
     verify_cosignatures,
     verify_envelope_bytes,
     verify_statement,
+    witness_cosignatures,
 )
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -146,6 +149,10 @@ def test_quorum_counts_distinct_trusted_witnesses() -> None:
     with pytest.raises(NoteError, match="duplicate witness"):
         verify_cosignatures(note, [LOG_VKEY], [vkeys[0], vkeys[0]], 1)
     with pytest.raises(NoteError, match=r"witnesses\[0\]"):
+        verify_cosignatures(note, [LOG_VKEY], ["not+a+key"], 1)
+    # an Ed25519 (0x01) key stands for its 0x04 form: the log's own 0x01 signature
+    # line (another key ID) is not a cosignature by it
+    with pytest.raises(CheckpointRefused, match="0 valid"):
         verify_cosignatures(note, [LOG_VKEY], [LOG_VKEY], 1)
 
 
@@ -207,3 +214,57 @@ def test_error_classes_map_to_exit_codes() -> None:
     assert issubclass(NoteSignatureError, VerificationError)
     assert issubclass(EnvelopeSignatureError, VerificationError)
     assert issubclass(CheckpointRefused, VerificationError)
+
+
+# -- one Ed25519 key as a validator's signing key and as a witness key ------------------
+
+
+def test_an_ed25519_key_cosigns_as_its_0x04_form() -> None:
+    seed = bytes(range(7, 39))
+    skey, vkey = generate_key("validator-7.example", seed)
+    pub = _raw_pub(seed)
+    # the spec's key ID formula with type 0x04, computed here from the raw key
+    kid = hashlib.sha256(b"validator-7.example\n\x04" + pub).digest()[:4]
+    expected_vkey = ("validator-7.example+" + kid.hex() + "+"
+                     + base64.b64encode(b"\x04" + pub).decode())
+    assert as_cosigner_verifier(vkey).vkey == expected_vkey
+    cosigner = as_cosigner_key(skey)
+    assert cosigner.verifier().vkey == expected_vkey
+    assert cosigner.skey == ("PRIVATE+KEY+validator-7.example+" + kid.hex() + "+"
+                             + base64.b64encode(b"\x04" + seed).decode())
+    # a 0x04 key passes through; anything else is the 0x04 parse error
+    assert as_cosigner_key(WITNESSES[0][0]).skey == WITNESSES[0][0]
+    assert as_cosigner_verifier(WITNESSES[0][1]).vkey == WITNESSES[0][1]
+    with pytest.raises(NoteError, match="vkey"):
+        as_cosigner_verifier("x+00000000+AQ==")
+    # its cosignature is the spec's bytes, checked with cryptography directly
+    note = _checkpoint()
+    body = note[: note.index("\n\n") + 1]
+    cosigned = sign_note(body, cosigner.at(1700000000))
+    raw = base64.b64decode(cosigned.rstrip("\n").split("\n")[-1].split(" ")[2])
+    assert raw[:4] == kid and raw[4:12] == (1700000000).to_bytes(8, "big")
+    Ed25519PrivateKey.from_private_bytes(seed).public_key().verify(
+        raw[12:], b"cosignature/v1\ntime 1700000000\n" + body.encode())
+    merged = note + cosigned.rstrip("\n").split("\n")[-1] + "\n"
+    assert verify_cosignatures(merged, [LOG_VKEY], [vkey], 1).witnesses == (
+        "validator-7.example",)
+
+
+def test_witness_cosignatures_counts_without_a_quorum() -> None:
+    vkeys = [v for _, v in WITNESSES]
+    plain = _checkpoint()
+    got = witness_cosignatures(plain, vkeys)
+    assert got.witnesses == () and got.checkpoint.size == 5
+    note = _cosign(_cosign(plain, 0, 10), 2, 30)
+    got = witness_cosignatures(note, vkeys)
+    assert got.witnesses == ("witness0.example", "witness2.example")
+    assert got.timestamps == (10, 30)
+    # a cosignature line of a given key that does not verify rejects the note
+    raw = bytearray(base64.b64decode(note.rstrip("\n").split("\n")[-1].split(" ")[2]))
+    raw[-1] ^= 1
+    forged = note[: note.rstrip("\n").rindex("\n") + 1] + (
+        "\u2014 witness2.example " + base64.b64encode(bytes(raw)).decode() + "\n")
+    with pytest.raises(NoteSignatureError, match="does not verify"):
+        witness_cosignatures(forged, vkeys)
+    with pytest.raises(NoteError, match="checkpoint"):
+        witness_cosignatures("not a note\n", vkeys)

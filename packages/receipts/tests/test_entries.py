@@ -48,22 +48,24 @@ def _mut(path: list[Any], value: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("path", "value", "match"), [
-    (["seq"], -1, r"entry\.seq: must lie in"),
-    (["seq"], True, r"entry\.seq: must be an integer"),
+    (["seq"], -1, r"entry\.seq: must be an integer in \[0, 9007199254740991\], got -1$"),
+    (["seq"], True, r"entry\.seq: must be an integer .*, got boolean true$"),
     (["prev"], "xyz", r"entry\.prev: must be 64"),
     (["kind"], "bogus", r"entry\.kind: must be one of"),
-    (["extra"], 1, r"entry\.extra: unknown member"),
+    (["extra"], 1, r"entry\.extra: is not a known field$"),
     (["epoch"], KeyError, r"entry\.epoch: is required"),
     (["stages"], [], r"entry\.stages: must be a list of 2"),
     (["stages", 0, "name"], "long", r"entry\.stages\[0\]\.name: must be 'short'"),
     (["stages", 1, "results", "wins"], -1, r"stages\[1\]\.results\.wins: must be a non-neg"),
-    (["stages", 1, "results", "wins"], 2**60, r"results\.wins: must be at most 2\*\*53"),
+    (["stages", 1, "results", "wins"], 2**60, r"results\.wins: integer out of range, must be "
+                                               r"<= 2\*\*53 - 1$"),
     (["stages", 0, "elo"], float("nan"), r"stages\[0\]\.elo: must be finite"),
     (["stages", 0, "elo"], "12", r"stages\[0\]\.elo: must be a number"),
     (["stages", 0, "half_width"], -1, r"half_width: must be >= 0"),
     (["stages", 0, "pass"], 1, r"stages\[0\]\.pass: must be true or false"),
     (["stages", 0, "criterion", "type"], "x", r"criterion\.type: must be one of"),
-    (["candidate", "name"], "", r"candidate\.name: must not be empty"),
+    (["candidate", "name"], "", r"candidate\.name: must be a non-empty string, got string ''$"),
+    (["candidate", "name"], " \t", r"candidate\.name: must not be blank$"),
     (["candidate", "name"], "a\x00b", r"candidate\.name: control character"),
 ])
 def test_bad_fields_are_named(path: list[Any], value: Any, match: str) -> None:
@@ -77,7 +79,13 @@ def test_sprt_criterion_checks() -> None:
     doc["stages"][0]["criterion"] = sprt
     _bad(doc, r"criterion\.elo1: must be greater than elo0")
     doc["stages"][0]["criterion"] = sprt | {"elo0": 0, "elo1": 5, "alpha": 0.6, "beta": 0.5}
-    _bad(doc, r"criterion\.beta: alpha \+ beta must be below 1")
+    _bad(doc, r"criterion\.alpha \+ beta: must be below 1, got 1\.1$")
+    doc["stages"][0]["criterion"] = sprt | {"elo0": 0, "elo1": 5, "alpha": 0.0}
+    _bad(doc, r"criterion\.alpha: must lie in \(0, 1\), got 0\.0$")
+    doc["stages"][0]["criterion"] = sprt | {"elo0": 0, "elo1": 5, "beta": 1}
+    _bad(doc, r"criterion\.beta: must lie in \(0, 1\), got 1\.0$")
+    doc["stages"][0]["criterion"] = sprt | {"elo0": 0, "elo1": 5, "beta": "0.05"}
+    _bad(doc, r"criterion\.beta: must be a number, got string '0\.05'$")
     doc["stages"][0]["criterion"] = sprt | {"elo0": 0, "elo1": 5000}
     _bad(doc, r"criterion\.elo1: must lie in")
     doc["stages"][0]["criterion"] = sprt | {"elo0": 0, "elo1": 5, "model": "bayes"}
@@ -108,3 +116,25 @@ def test_seq_zero_needs_the_genesis_prev_and_reversion_an_earlier_seq() -> None:
 def test_hostile_shapes_raise_entry_error(value: Any) -> None:
     with pytest.raises(EntryError):
         parse_entry(value)
+
+
+def _reversion(reason: str) -> dict[str, Any]:
+    return {"seq": 3, "prev": "ab" * 32, "kind": "reversion", "reverts": 1, "reason": reason}
+
+
+@pytest.mark.parametrize(("path", "value", "match"), [
+    (["candidate", "name"], "a\nb", r"candidate\.name: control character U\+000A at offset 1$"),
+    (["candidate", "name"], "ab\tc", r"candidate\.name: control character U\+0009 at offset 2$"),
+    (["candidate", "name"], "x\x7f", r"candidate\.name: control character U\+007F at offset 1$"),
+    (["candidate", "name"], "xy\ud800", r"candidate\.name: lone surrogate at offset 2$"),
+    (["candidate", "version"], "1" * 257, r"candidate\.version: must be at most 256 characters"),
+])
+def test_names_are_single_printable_lines(path: list[Any], value: Any, match: str) -> None:
+    _bad(_mut(path, value), match)
+
+
+def test_a_reason_may_span_lines_but_holds_no_other_control_character() -> None:
+    assert parse_entry(_reversion("line one\n\tline two")).reason == "line one\n\tline two"  # type: ignore[union-attr]
+    _bad(_reversion("a\r\nb"), r"entry\.reason: control character U\+000D at offset 1$")
+    _bad(_reversion("ok\x1b[31m"), r"entry\.reason: control character U\+001B at offset 2$")
+    _bad(_reversion("\udfff"), r"entry\.reason: lone surrogate at offset 0$")

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from cladelog.core import ConcurrencyError, NewEvent
+from cladelog.core import ConcurrencyError, InputError, NewEvent
 from cladelog.core.canonical import canonical_bytes
 from cladelog.receipts import (
     ClaimMismatchError,
@@ -17,9 +17,13 @@ from cladelog.receipts import (
     SignatureRefused,
     entries_in_window,
     make_receipt,
+    parse_verifier_key,
 )
 from cladelog.receipts.dsse import PAYLOAD_TYPE_INTOTO, pae
-from receipts_helpers import Chain, Keys, gain_test, register_events
+from cladelog.receipts.register import read_receipts_json
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from receipts_helpers import Chain, Keys, gain_test, register_events, stage
 
 
 def _refused(env: Any, reg: Register, envelopes: list[Any], exc: type, match: str) -> None:
@@ -337,3 +341,122 @@ def test_same_json_is_canonical_equality(a: Any, b: Any, same: bool) -> None:
 
     assert same_json(a, b) is same and same_json(b, a) is same
     assert same is (canonical_bytes(a) == canonical_bytes(b))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"a": 1}', [{"a": 1}]),
+    ('[{"a": 1}, {"b": 2}]', [{"a": 1}, {"b": 2}]),
+    ('{"a": 1}\n\n{"b": 2}\n', [{"a": 1}, {"b": 2}]),
+    ('{\n  "a": 1\n}\n', [{"a": 1}]),
+])
+def test_read_receipts_json_reads_an_object_an_array_or_jsonl(text: str,
+                                                             expected: list[Any]) -> None:
+    assert read_receipts_json(text, "f") == expected
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("  \n", r"^f: empty file$"),
+    ('{"a": 1}\n{"b": NaN}\n', r"^f:2: invalid JSON \(NaN is not valid JSON\)$"),
+    ('{"a": 1}\n{"b": 2}\n{"c": 1, "c": 2}\n', r"^f:3: invalid JSON \(duplicate member 'c'\)$"),
+    ('[{"a": 1}]\n[{"b": 2}]\n', r"^f: invalid JSON \(Extra data"),
+    ('{"a": 1} {"b": 2}', r"^f: invalid JSON \(Extra data"),
+    ('{"a": 1e999}', r"^f: invalid JSON \(number 1e999 is out of range for a double\)$"),
+])
+def test_read_receipts_json_is_strict(text: str, match: str) -> None:
+    with pytest.raises(InputError, match=match):  # core's JSONInputError, or ReceiptInputError
+        read_receipts_json(text, "f")
+
+
+def _fresh_state(env: Any) -> bytes:
+    return canonical_bytes(Register(env.deployment).state())
+
+
+def test_the_state_after_recording_equals_a_fresh_replay(cladelog_env: Any, reg: Register,
+                                                         chain: Chain) -> None:
+    for size in (1, 3, 2):
+        reg.record([chain.next() for _ in range(size)])
+        assert canonical_bytes(reg.state()) == _fresh_state(cladelog_env)
+    assert reg.state()["size"] == 6
+
+
+def test_an_event_appended_by_someone_else_meanwhile_is_not_missed(
+        cladelog_env: Any, reg: Register, chain: Chain, keys: Keys,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reg.record([chain.next()])
+    other = Register(cladelog_env.deployment)
+    append = reg.deployment.append
+
+    def append_after_another_writer(events: Any, **kw: Any) -> Any:
+        monkeypatch.setattr(reg.deployment, "append", append)
+        other.revoke_key(parse_verifier_key(keys.log_vkey).key_ref, reason="rotated")
+        return append(events, **kw)
+
+    monkeypatch.setattr(reg.deployment, "append", append_after_another_writer)
+    reg.record([chain.next()])
+    state = reg.state()
+    assert state["size"] == 2
+    assert [k["revoked_from"] for k in state["keys"].values() if k["role"] == "log"] == [1]
+    assert canonical_bytes(state) == _fresh_state(cladelog_env)
+
+
+_json_leaves = st.sampled_from([0, 1, 0.0, -0.0, 1.0, 20, 20.0, 0.5, True, False, None, "a", ""])
+_json_values = st.recursive(
+    _json_leaves,
+    lambda inner: st.lists(inner, max_size=3) | st.lists(inner, max_size=3).map(tuple)
+    | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2),
+    max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_values, _json_values)
+def test_same_json_agrees_with_canonical_bytes(a: Any, b: Any) -> None:
+    from cladelog.receipts.register import same_json
+
+    assert same_json(a, b) is (canonical_bytes(a) == canonical_bytes(b))
+    assert same_json(a, a)
+
+
+@pytest.mark.parametrize(("scale", "ok"), [
+    (1 + 4e-12, True),   # what the LLR's root finder moved between versions, at most
+    (1 + 1e-6, False),   # a recomputation that really differs
+])
+def test_verify_allows_last_digit_noise_in_the_recomputation_only(
+        cladelog_env: Any, reg: Register, chain: Chain, scale: float, ok: bool) -> None:
+    reg.record([chain.next(short=(120, 310, 140))])
+    (prepared,) = reg.prepare([chain.next(stages=[
+        stage("short", (120, 310, 150), sprt=True), stage("long", (100, 200, 300))])])
+    data = prepared.event_data()
+    recorded = data["recomputed"]["stages"][0]
+    recorded["llr"] *= scale
+    recorded["elo_upper"] *= scale
+    cladelog_env.append("receipts.entry_recorded", data, stream="receipts.register")
+    report = reg.verify()
+    assert report.ok is ok, report.failure
+    if not ok:
+        assert report.failure is not None and "recorded recomputation" in report.failure
+
+
+@pytest.mark.parametrize(("a", "b", "same"), [
+    (1.0, 1.0 + 1e-12, True),
+    (1e6, 1e6 * (1 + 5e-10), True),
+    (1e-12, 0.0, True),            # absolute below 1
+    (1.0, 1.0 + 1e-8, False),
+    (True, 1.0, False),            # still never a boolean for a number
+    ("1.0", "1.0000000000001", False),
+    (2**1100, 2**1100 + 1, False),  # beyond the float range: exact equality only
+])
+def test_same_json_with_a_tolerance(a: Any, b: Any, same: bool) -> None:
+    from cladelog.receipts.register import RECOMPUTATION_TOLERANCE, same_json
+
+    assert same_json({"x": [a]}, {"x": [b]}, RECOMPUTATION_TOLERANCE) is same
+    assert same_json(b, a, RECOMPUTATION_TOLERANCE) is same
+    assert same_json(a, b) is (a == b and type(a) is type(b))
+
+
+def test_a_state_held_before_recording_does_not_change_under_the_caller(
+        reg: Register, chain: Chain) -> None:
+    reg.record([chain.next()])
+    held = reg.state()
+    reg.record([chain.next()])  # as a caller that reads the seq it recorded from `held`
+    assert held["size"] == 1
+    assert reg.state()["size"] == 2

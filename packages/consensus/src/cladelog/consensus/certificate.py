@@ -2,21 +2,24 @@
 
 A certificate (``cladelog consensus certificate CANDIDATE``) is one JSON object::
 
-    {"format": "cladelog-consensus-certificate/v1",
+    {"format": "cladelog-consensus-certificate/v2",
      "candidate": C, "parent": P, "eval_digest": HEX, "opened": E,
      "policy": {"version", "weighting", "cap", "voting_window", "challenge_window"},
      "validators": {ID: {"stake": N, "power": N}},   # the frozen set
      "proposal": ENVELOPE,                             # the proposer's signed statement
      "votes": [ENVELOPE, ...],                         # signed accepts reaching quorum
      "log": {"size": N, "root": HEX,                  # RFC 9162 root of the log
-             "checkpoint": NOTE | null,               # the log's signed checkpoint
+             "checkpoint": NOTE | null,               # the log's signed checkpoint with
+                                                      # its recorded cosignatures
              "entries": [{"event": {...}, "proof": [HEX, ...]}],   # one per vote
-             "proposal": {"event", "proof"}, "policy": {"event", "proof"}}}
+             "proposal": {"event", "proof"},          # consensus.proposed
+             "opened": {"event", "proof"},            # consensus.proposal_opened
+             "policy": {"event", "proof"}}}           # consensus.policy_set
 
-Each ``log.entries[i].event`` is the recorded event that carries ``votes[i]``
-(position, stream, stream_version, type, schema_version, data, meta, recorded_at,
-prev_hash, hash) and ``proof`` its RFC 9162 inclusion proof in the log's tree of
-``size`` events (core's store tree: leaf ``position - 1``, leaf bytes the chain hash).
+Each ``log.*.event`` is a recorded event (position, stream, stream_version, type,
+schema_version, data, meta, recorded_at, prev_hash, hash) and ``proof`` its RFC 9162
+inclusion proof in the log's tree of ``size`` events (core's store tree: leaf
+``position - 1``, leaf bytes the chain hash).
 
 :func:`verify_certificate` checks it offline against trusted validator keys (no
 store; a third party can lift this module out with core's public functions):
@@ -29,24 +32,24 @@ store; a third party can lift this module out with core's public functions):
 4. ``3 x accepting power > 2 x total power``;
 5. every vote is the data of a ``consensus.voted`` event whose chain hash recomputes
    from its body and whose inclusion proof leads to ``log.root`` (and to the root the
-   caller trusts, when given: ``--root``); so is the proposal (``consensus.proposed``),
-   and the policy parameters stated are those of a ``consensus.policy_set`` event of
-   that version logged before the proposal;
-6. with the log's public key (``--log-key``): ``log.checkpoint`` is a C2SP checkpoint
-   signed by it for exactly that size and root (``cladelog checkpoint --key`` records
-   them; the certificate uses the latest one that covers every vote);
-7. with witness keys (``--witness-key``, e.g. the validators acting as witnesses) and a
-   quorum: at least that many of them cosigned the checkpoint (``cosignature/v1``; the
-   certificate merges the cosignatures the log recorded, ``core.cosignature_received``).
+   caller trusts, when given: ``--root``); so is the proposal (``consensus.proposed``);
+6. the event right after the proposal is ``consensus.proposal_opened``, the log's record
+   of what the proposal froze: this candidate, the epoch it opened in, the policy
+   version, the total power and the canonical digest of ``{opened, policy,
+   validators}`` (:func:`~cladelog.consensus.ledger.frozen_digest`), all equal to the
+   certificate's; and the stated policy parameters are those of the logged
+   ``consensus.policy_set`` event of that version, logged before the proposal;
+7. with the log's public key (``--log-key``): ``log.checkpoint`` is a C2SP checkpoint
+   signed by it for exactly that size and root;
+8. the frozen validators whose ``cosignature/v1`` of that checkpoint verifies under
+   their trusted key (one Ed25519 key signs votes and cosigns; core's
+   ``as_cosigner_verifier``) are counted with their power; ``require_cosigned`` asks for
+   more than two thirds of it; other witness keys (``--witness-key``) with a quorum
+   can be asked for too.
 
 Bad input (not a certificate) raises :class:`ConsensusInputError` (exit 2); a
-certificate that does not verify raises :class:`CertificateError` (exit 1).
-
-What the log proofs do not give: the frozen set is the certificate producer's claim
-(it follows from the whole log before the proposal, which a certificate does not
-carry), so a certificate that leaves a frozen validator out (lowering the total power)
-is caught only by a verifier who knows the set; likewise that no later policy version
-was set between the logged one and the proposal.
+certificate that does not verify raises :class:`CertificateError` (exit 1). What a
+certificate proves and what it does not: ``docs/certificate.md``.
 """
 
 from __future__ import annotations
@@ -55,18 +58,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cladelog.consensus.errors import CertificateError, ConsensusInputError
+from cladelog.consensus.ledger import frozen_digest, frozen_terms
 
 __all__ = ["FORMAT", "build_certificate", "merge_cosignatures", "parse_trusted_keys",
            "verify_certificate"]
 
-FORMAT = "cladelog-consensus-certificate/v1"
+FORMAT = "cladelog-consensus-certificate/v2"
 _KEYS = frozenset({"format", "candidate", "parent", "eval_digest", "opened", "policy",
                    "validators", "proposal", "votes", "log"})
 
 
 def build_certificate(proposal: Mapping[str, Any], proposal_event: Any, policy_event: Any,
                       vote_events: Iterable[Any], log: Any,
-                      checkpoint: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                      checkpoint: Mapping[str, Any] | None = None, *,
+                      opened_event: Any = None) -> dict[str, Any]:
     """A certificate from a finalized proposal record (ledger state), the recorded
     ``consensus.proposed`` event of the proposal, the ``consensus.policy_set`` event of
     the policy version it froze, the recorded ``consensus.voted`` events of its counted
@@ -75,13 +80,16 @@ def build_certificate(proposal: Mapping[str, Any], proposal_event: Any, policy_e
 
     ``checkpoint``: the data of a ``core.checkpoint_signed`` event (``size``, ``note``)
     covering every vote; the proofs are then made at its size and its signed note is
-    embedded (``log.checkpoint``); otherwise at the current head, unsigned."""
+    embedded (``log.checkpoint``); otherwise at the current head, unsigned.
+    ``opened_event``: the ``consensus.proposal_opened`` event recorded right after the
+    proposal (the log's record of the frozen set and parameters)."""
     if proposal["outcome"] not in ("finalized", "settled"):
         raise ConsensusInputError(f"candidate: {proposal['candidate']!r} is "
                                   f"{proposal['outcome']}, not finalized")
-    if proposal_event is None or policy_event is None:
-        raise ConsensusInputError("log: the proposal's consensus.proposed event or its "
-                                  "policy's consensus.policy_set event is not in the log")
+    if proposal_event is None or policy_event is None or opened_event is None:
+        raise ConsensusInputError("log: the proposal's consensus.proposed or "
+                                  "consensus.proposal_opened event, or its policy's "
+                                  "consensus.policy_set event, is not in the log")
     events = sorted(vote_events, key=lambda e: e.position)
     size = log.head().position if checkpoint is None else int(checkpoint["size"])
 
@@ -97,19 +105,17 @@ def build_certificate(proposal: Mapping[str, Any], proposal_event: Any, policy_e
         raise ConsensusInputError(f"checkpoint: size {size} does not cover the last vote "
                                   f"(position {events[-1].position}); sign a newer one")
     entries = [entry(e) for e in events]
+    terms = frozen_terms(dict(proposal))
     return {
         "format": FORMAT,
         "candidate": proposal["candidate"], "parent": proposal["parent"],
-        "eval_digest": proposal["eval_digest"], "opened": proposal["opened"],
-        "policy": {"version": proposal["policy_version"], "weighting": proposal["weighting"],
-                   "cap": proposal["cap"], "voting_window": proposal["voting_window"],
-                   "challenge_window": proposal["challenge_window"]},
-        "validators": {v: {"stake": proposal["frozen_stakes"][v], "power": p}
-                       for v, p in sorted(proposal["frozen"].items())},
+        "eval_digest": proposal["eval_digest"], "opened": terms["opened"],
+        "policy": terms["policy"], "validators": terms["validators"],
         "proposal": dict(proposal_event.data["envelope"]),
         "votes": [e.data["envelope"] for e in events],
         "log": {"size": size, "root": log.tree_root(size).hex(), "entries": entries,
-                "proposal": entry(proposal_event), "policy": entry(policy_event),
+                "proposal": entry(proposal_event), "opened": entry(opened_event),
+                "policy": entry(policy_event),
                 "checkpoint": None if checkpoint is None else str(checkpoint["note"])},
     }
 
@@ -170,6 +176,29 @@ def _check_checkpoint(log: dict[str, Any], size: int, log_root: str,
     return checkpoint.origin
 
 
+def _validator_cosigners(log: dict[str, Any], size: int, log_root: str,
+                         trusted: Mapping[str, str], powers: Mapping[str, int]) -> list[str]:
+    """The frozen validators whose ``cosignature/v1`` of the embedded checkpoint verifies
+    under the ``cosignature/v1`` form of their trusted Ed25519 key (one key for both jobs,
+    :func:`cladelog.core.transparency.as_cosigner_verifier`). The checkpoint they cosigned
+    must be of exactly the certificate's size and root."""
+    from cladelog.core import transparency as t
+
+    note = log.get("checkpoint")
+    keys = [trusted[v] for v in sorted(powers) if v in trusted]
+    if not isinstance(note, str) or not keys:
+        return []
+    try:
+        got = t.witness_cosignatures(note, keys, where="certificate.log.checkpoint")
+    except t.NoteError as exc:  # a malformed note, or a validator's cosignature that fails
+        raise CertificateError(str(exc)) from None
+    if got.witnesses and (got.checkpoint.size != size
+                          or got.checkpoint.root_hash.hex() != log_root):
+        raise CertificateError("certificate.log.checkpoint: the validators cosigned another "
+                               "size or root than the proofs use")
+    return sorted(got.witnesses)
+
+
 _EVENT_FIELDS = ("position", "stream", "stream_version", "type", "schema_version", "data",
                  "meta", "recorded_at", "prev_hash")
 
@@ -202,8 +231,8 @@ def _included_event(entry: Any, where: str, size: int, log_root: str) -> dict[st
     return event
 
 
-def _check_log(cert: dict[str, Any], root: str | None, log_keys: Sequence[str] = (),
-               witness_keys: Sequence[str] = (),
+def _check_log(cert: dict[str, Any], total: int, root: str | None,
+               log_keys: Sequence[str] = (), witness_keys: Sequence[str] = (),
                quorum: int = 0) -> tuple[int, str, str | None]:
     """Every vote is a logged ``consensus.voted`` event included under ``log.root``; the
     proposal and the policy version it names are logged events before it."""
@@ -231,6 +260,19 @@ def _check_log(cert: dict[str, Any], root: str | None, log_keys: Sequence[str] =
             or proposed["data"] != {"envelope": cert["proposal"]}:
         raise CertificateError("certificate.log.proposal: is not the consensus.proposed "
                                "event of the proposal")
+    opened = _included_event(log.get("opened"), "certificate.log.opened", size, log_root)
+    expected = {"candidate": cert["candidate"], "epoch": cert["opened"],
+                "policy_version": cert["policy"].get("version"), "total_power": total,
+                "frozen_digest": frozen_digest(cert)}
+    if opened["type"] != "consensus.proposal_opened" \
+            or opened["position"] != proposed["position"] + 1 \
+            or opened["stream"] != proposed["stream"]:
+        raise CertificateError("certificate.log.opened: is not the consensus.proposal_opened "
+                               "event recorded right after the proposal")
+    if opened["data"] != expected:
+        raise CertificateError("certificate.log.opened: the log recorded another frozen set, "
+                               "total power or policy version for this proposal than the "
+                               "certificate states")
     policy_event = _included_event(log.get("policy"), "certificate.log.policy", size,
                                    log_root)
     policy = policy_event["data"].get("policy") if isinstance(policy_event["data"], dict) \
@@ -284,13 +326,16 @@ def _shape(doc: Any) -> dict[str, Any]:
 
 def verify_certificate(doc: Any, trusted: Mapping[str, str], root: str | None = None,
                        log_keys: Sequence[str] = (), witness_keys: Sequence[str] = (),
-                       quorum: int = 0) -> dict[str, Any]:
+                       quorum: int = 0, *, require_cosigned: bool = False) -> dict[str, Any]:
     """Check a certificate (see the module docstring); ``root`` (hex), when given, is the
     log root the caller trusts; ``log_keys`` (verifier key strings), when given, must
     have signed the embedded checkpoint of that size and root, and at least ``quorum``
     of ``witness_keys`` (witness verifier keys, e.g. the validators') must have cosigned
-    it. Return ``{candidate,
-    parent, accept_power, total_power, voters, log_size, log_root, checkpoint_origin}``."""
+    it. The frozen validators that cosigned the embedded checkpoint with their trusted
+    keys are counted (``cosigned_by``, ``cosigned_power``); ``require_cosigned`` asks
+    that they hold more than two thirds of the frozen power. Return ``{candidate,
+    parent, accept_power, total_power, voters, log_size, log_root, checkpoint_origin,
+    cosigned_by, cosigned_power}``."""
     from cladelog.consensus.policy import MAX_INT, WEIGHTINGS, parse_fraction
     from cladelog.consensus.power import frozen_powers, quorum_reached
     from cladelog.consensus.signing import open_with_keys
@@ -351,7 +396,13 @@ def verify_certificate(doc: Any, trusted: Mapping[str, str], root: str | None = 
     if not quorum_reached(accept, total):
         raise CertificateError(f"certificate: accepting power {accept} of {total} is not "
                                "more than two thirds")
-    size, log_root, origin = _check_log(cert, root, log_keys, witness_keys, quorum)
+    size, log_root, origin = _check_log(cert, total, root, log_keys, witness_keys, quorum)
+    cosigners = _validator_cosigners(cert["log"], size, log_root, trusted, listed)
+    cosigned = sum(listed[v] for v in cosigners)
+    if require_cosigned and not quorum_reached(cosigned, total):
+        raise CertificateError(f"certificate.log.checkpoint: validators holding {cosigned} of "
+                               f"{total} power cosigned it, not more than two thirds")
     return {"candidate": cert["candidate"], "parent": cert["parent"],
             "accept_power": accept, "total_power": total, "voters": voters,
-            "log_size": size, "log_root": log_root, "checkpoint_origin": origin}
+            "log_size": size, "log_root": log_root, "checkpoint_origin": origin,
+            "cosigned_by": cosigners, "cosigned_power": cosigned}

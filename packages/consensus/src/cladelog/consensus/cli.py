@@ -55,17 +55,22 @@ def consensus() -> None:
 @consensus.command("keygen")
 @click.argument("name")
 @click.option("--out", "out_dir", default=".", metavar="DIR",
-              help="Directory for NAME.key (private) and NAME.pub (default: .).")
+              help="Directory for NAME.key (private), NAME.pub and NAME.witness.pub "
+              "(default: .).")
 @json_option()
 def keygen(name: str, out_dir: str, as_json: bool) -> None:
-    """Make an Ed25519 validator key named NAME (the validator id)."""
+    """Make an Ed25519 validator key named NAME (the validator id).
+
+    The same key signs the validator's statements and, as a witness of the log, cosigns
+    its checkpoints (cladelog witness cosign --key NAME.key). NAME.witness.pub is its
+    cosignature/v1 verifier key, for witness tools that want that form."""
     from pathlib import Path
 
     from cladelog.consensus.errors import ConsensusInputError
     from cladelog.consensus.policy import check_id
     from cladelog.consensus.signing import generate_key
     from cladelog.core import fail
-    from cladelog.core.transparency import write_key_files
+    from cladelog.core.transparency import as_cosigner_verifier, write_key_files
 
     try:
         check_id(name, "NAME")
@@ -74,10 +79,22 @@ def keygen(name: str, out_dir: str, as_json: bool) -> None:
     folder = Path(out_dir)
     if not folder.is_dir():
         fail(f"--out: {out_dir} is not a directory")
+    witness_pub = folder / f"{name}.witness.pub"
+    if witness_pub.exists():
+        fail(f"NAME: {witness_pub} already exists; refusing to overwrite a key")
     skey, vkey = generate_key(name)
     write_key_files(skey, vkey, folder / f"{name}.key", folder / f"{name}.pub", field="NAME")
-    _echo_result(as_json, {"name": name, "vkey": vkey, "private": str(folder / f"{name}.key"),
-                           "public": str(folder / f"{name}.pub")}, vkey)
+    witness_vkey = as_cosigner_verifier(vkey).vkey
+    try:
+        with open(witness_pub, "x", encoding="utf-8") as handle:
+            handle.write(witness_vkey + "\n")
+    except OSError as exc:
+        fail(f"NAME: cannot write {witness_pub} ({exc.strerror})")
+    _echo_result(as_json, {"name": name, "vkey": vkey, "witness_vkey": witness_vkey,
+                           "private": str(folder / f"{name}.key"),
+                           "public": str(folder / f"{name}.pub"),
+                           "witness_public": str(witness_pub)},
+                 f"{vkey}\nwitness: {witness_vkey}")
 
 
 @consensus.group("policy", context_settings=HELP_SETTINGS)
@@ -464,10 +481,15 @@ def certificate(dep: Deployment, candidate: str, out: str | None, as_json: bool)
     ledger = current_ledger(dep)
     record = ledger.proposal(candidate)
     wanted = {v["digest"] for v in record["votes"].values() if v["decision"] == "accept"}
-    proposal_event = policy_event = None
+    proposal_event = policy_event = opened_event = None
     votes = []
     for event in dep.store.read(types=("consensus.proposed", "consensus.voted",
-                                       "consensus.policy_set")):
+                                       "consensus.policy_set", "consensus.proposal_opened")):
+        if event.type == "consensus.proposal_opened":
+            if proposal_event is not None and opened_event is None \
+                    and event.position == proposal_event.position + 1:
+                opened_event = event
+            continue
         if event.type == "consensus.policy_set":
             policy = event.data.get("policy")
             if isinstance(policy, dict) and policy.get("version") == \
@@ -502,7 +524,7 @@ def certificate(dep: Deployment, candidate: str, out: str | None, as_json: bool)
                     and isinstance(e.data.get("note"), str)]
         checkpoint = {**checkpoint, "note": merge_cosignatures(checkpoint["note"], cosigned)}
     doc = build_certificate(record, proposal_event, policy_event, votes, dep.store,
-                            checkpoint)
+                            checkpoint, opened_event=opened_event)
     path = out or f"{candidate}.cert.json"
     _write_json(path, doc)
     signed = "a signed checkpoint" if checkpoint is not None else "the head (no signed " \
@@ -524,13 +546,18 @@ def certificate(dep: Deployment, candidate: str, out: str | None, as_json: bool)
               help="The log's public key (cladelog keygen); the certificate's checkpoint "
               "must be signed by it.")
 @click.option("--witness-key", "witness_keys", multiple=True, metavar="FILE",
-              help="A witness's public key (cladelog keygen --witness), e.g. a validator's.")
+              help="A witness's public key (cladelog keygen --witness, or a validator's "
+              ".pub: one key signs and cosigns).")
 @click.option("--witness-quorum", type=int, default=None,
               help="How many of the witness keys must have cosigned (default: all).")
+@click.option("--require-cosigned", is_flag=True,
+              help="Fail unless frozen validators holding more than 2/3 of the power "
+              "cosigned the certificate's checkpoint (keys from --trusted-keys).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def verify_certificate(file: str, trusted_keys: str, root: str | None,
                        log_keys: tuple[str, ...], witness_keys: tuple[str, ...],
-                       witness_quorum: int | None, as_json: bool) -> None:
+                       witness_quorum: int | None, require_cosigned: bool,
+                       as_json: bool) -> None:
     """Check a finality certificate offline (no log needed). Exit 1 if it does not verify."""
     from pathlib import Path
 
@@ -560,7 +587,7 @@ def verify_certificate(file: str, trusted_keys: str, root: str | None,
         fail(f"--witness-quorum: must be in 1..{len(witnesses)}, got {quorum}")
     try:
         summary = verify(read_json_file(file), parse_trusted_keys(text), root, keys,
-                         witnesses, quorum)
+                         witnesses, quorum, require_cosigned=require_cosigned)
     except CertificateError as exc:
         fail(f"{file}: does not verify: {exc}", 1)
     if as_json:
@@ -571,4 +598,6 @@ def verify_certificate(file: str, trusted_keys: str, root: str | None,
                f"included in the log of {summary['log_size']} events, root "
                f"{summary['log_root']}"
                + (f", checkpoint of {summary['checkpoint_origin']} signed by the log key"
-                  if summary["checkpoint_origin"] else ""))
+                  if summary["checkpoint_origin"] else "")
+               + f"; checkpoint cosigned by {len(summary['cosigned_by'])} frozen validators "
+               f"holding {summary['cosigned_power']} of {summary['total_power']} power")

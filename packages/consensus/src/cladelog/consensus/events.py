@@ -20,7 +20,10 @@ plain data:
 
 *Consequences* -- what the rules derived from an input, appended in the same batch
 right after it, in the order the rules produce them (:mod:`cladelog.consensus.ledger`):
-``validator_activated``, ``candidate_finalized``, ``conflict_recorded``,
+``proposal_opened`` (the only consequence of a proposal: its frozen set and parameters,
+as the canonical digest :func:`~cladelog.consensus.ledger.frozen_digest` of
+:func:`~cladelog.consensus.ledger.frozen_terms`), ``validator_activated``,
+``candidate_finalized``, ``conflict_recorded``,
 ``equivocation_recorded``, ``validator_slashed``, ``challenge_resolved``,
 ``candidate_overturned``, ``voting_closed``, ``validator_jailed``,
 ``candidate_settled``, ``reward_credited``, ``unbond_completed``. The projection
@@ -95,6 +98,8 @@ def _derived(name: str, description: str) -> EventType:
 
 
 _CONSEQUENCE_FIELDS: dict[str, tuple[str, ...]] = {
+    "proposal_opened": ("candidate", "epoch", "policy_version", "total_power",
+                        "frozen_digest"),
     "validator_activated": ("validator", "epoch", "stake"),
     "candidate_finalized": ("candidate", "epoch", "accept_power", "total_power"),
     "conflict_recorded": ("candidates", "double_signers", "epoch", "double_signer_power",
@@ -149,6 +154,7 @@ _INPUTS = (
 )
 
 _DESCRIPTIONS = {
+    "proposal_opened": "a proposal froze its validator set and parameters (their digest)",
     "validator_activated": "a bond took effect",
     "candidate_finalized": "more than 2/3 of the frozen power accepted a candidate",
     "conflict_recorded": "a sibling of a finalized candidate also reached quorum",

@@ -39,7 +39,8 @@ from cladelog.consensus.errors import ConsensusInputError
 from cladelog.consensus.policy import Fraction, Policy, parse_policy
 from cladelog.consensus.power import frozen_powers, missing_for_quorum, quorum_reached, zeta
 
-__all__ = ["GENESIS", "Consequence", "Ledger", "evidence_id", "initial_state"]
+__all__ = ["GENESIS", "Consequence", "Ledger", "evidence_id", "frozen_digest", "frozen_terms",
+           "initial_state"]
 
 GENESIS = "genesis"
 Consequence = tuple[str, dict[str, Any]]
@@ -73,6 +74,29 @@ def evidence_id(first: str, second: str) -> str:
     """The id of a pair of statements (order-free): SHA-256 of the sorted digests."""
     a, b = sorted((first, second))
     return hashlib.sha256(f"{a}\n{b}".encode()).hexdigest()
+
+
+def frozen_terms(proposal: dict[str, Any]) -> dict[str, Any]:
+    """What a proposal froze when it opened, as a finality certificate states it:
+    ``{"opened": E, "policy": {version, weighting, cap, voting_window, challenge_window},
+    "validators": {ID: {"stake": N, "power": N}}}``."""
+    return {
+        "opened": proposal["opened"],
+        "policy": {"version": proposal["policy_version"], "weighting": proposal["weighting"],
+                   "cap": proposal["cap"], "voting_window": proposal["voting_window"],
+                   "challenge_window": proposal["challenge_window"]},
+        "validators": {v: {"stake": proposal["frozen_stakes"][v], "power": p}
+                       for v, p in sorted(proposal["frozen"].items())},
+    }
+
+
+def frozen_digest(terms: dict[str, Any]) -> str:
+    """The canonical SHA-256 (:func:`cladelog.core.canonical_digest`) of
+    :func:`frozen_terms`; ``consensus.proposal_opened`` records it."""
+    from cladelog.core import canonical_digest
+
+    return canonical_digest({"opened": terms["opened"], "policy": terms["policy"],
+                             "validators": terms["validators"]})
 
 
 def _fail(message: str) -> ConsensusInputError:
@@ -258,6 +282,10 @@ class Ledger:
             "settled_epoch": None, "zeta": None, "reason": None, "missing": None,
         }
         self.state["children"].setdefault(parent, []).append(cid)
+        record = self.state["proposals"][cid]
+        out.append(("consensus.proposal_opened",
+                    {"candidate": cid, "epoch": self.epoch, "policy_version": policy.version,
+                     "total_power": total, "frozen_digest": frozen_digest(frozen_terms(record))}))
 
     def _check_vote_statement(self, data: dict[str, Any], where: str) -> dict[str, Any]:
         """The proposal of a vote statement whose epoch is valid (rule 5); raise otherwise."""

@@ -8,7 +8,7 @@ input the rules refuse (only possible when appended by hand, as the commands run
 the same check first) is listed under ``ignored`` with its position and reason and
 changes nothing; a consequence that does not match is listed under ``anomalies``.
 
-State layout (version 1)::
+State layout (version 2; version 1 derived no ``proposal_opened``)::
 
     ledger     the ledger state (cladelog.consensus.ledger.initial_state())
     pending    [[type, data], ...] consequences still expected
@@ -108,7 +108,7 @@ def summary(state: dict[str, Any]) -> str:
 
 
 CONSENSUS_STATE = Projection(
-    PROJECTION_NAME, 1, frozenset(INPUT_KINDS) | CONSEQUENCE_TYPES,
+    PROJECTION_NAME, 2, frozenset(INPUT_KINDS) | CONSEQUENCE_TYPES,
     {"ledger": initial_state(), "pending": [], "ignored": [], "anomalies": []},
     apply, summary=summary,
     description="validators, stake, proposals, tallies, finality, challenges, slashes",

@@ -321,7 +321,8 @@ def witness() -> None:
 @witness.command("cosign")
 @click.argument("checkpoint_file", metavar="CHECKPOINT")
 @click.option("--key", "key_file", required=True, metavar="FILE",
-              help="The witness's private key (cladelog keygen NAME --witness).")
+              help="The witness's private key (cladelog keygen NAME --witness), or an "
+              "Ed25519 key (e.g. a consensus validator's), which cosigns as its 0x04 form.")
 @click.option("--state", "state_dir", required=True, metavar="DIR",
               help="Where the witness keeps the last checkpoint it cosigned per origin.")
 @click.option("--log-key", "log_keys", multiple=True, required=True, metavar="VKEY",
@@ -336,10 +337,10 @@ def witness_cosign(checkpoint_file: str, key_file: str, state_dir: str,
     import time
 
     from . import tlog
-    from .transparency.note import NoteError, parse_cosigner_key
+    from .transparency.note import NoteError, as_cosigner_key
 
     try:
-        cosigner = parse_cosigner_key(_read_text(key_file, "--key").strip())
+        cosigner = as_cosigner_key(_read_text(key_file, "--key").strip())
     except NoteError as exc:
         raise _named(exc, f"--key: {key_file}") from None
     trusted = _verifier_keys(log_keys, "--log-key")
@@ -392,7 +393,7 @@ def witness_add(cosigned_file: str, keys: tuple[str, ...],
 
 
 def _witness_keys(values: tuple[str, ...]) -> list[Any]:
-    from .transparency.note import NoteError, parse_cosigner_verifier_key
+    from .transparency.note import NoteError, as_cosigner_verifier
 
     out = []
     for value in values:
@@ -402,7 +403,7 @@ def _witness_keys(values: tuple[str, ...]) -> list[Any]:
             raise InputError(f"--witnesses: {value} holds no key")
         for line in lines:
             try:
-                out.append(parse_cosigner_verifier_key(line))
+                out.append(as_cosigner_verifier(line))
             except NoteError as exc:
                 raise _named(exc, f"--witnesses: {value}") from None
     return out

@@ -1,8 +1,9 @@
 """cladelog-receipts: signed oracle receipts, the gap-free register and its Merkle log.
 
-The public API is listed in ``__all__`` and imported lazily (the command line
-must start fast). Pure pieces: :mod:`.entries` (the entry model and parser),
-:mod:`.recompute` (claims vs games), :mod:`.receipt` (DSSE/in-toto receipts),
+The public API is listed once, as the ``from .module import name as name`` lines
+below (``__all__`` and the lazy loader are read from them), and imported lazily
+(the command line must start fast). Pure pieces: :mod:`.entries` (the entry model
+and parser), :mod:`.recompute` (claims vs games), :mod:`.receipt` (DSSE/in-toto receipts),
 and the offline verifier :mod:`.verify` with :mod:`.merkle`, :mod:`.dsse`,
 :mod:`.note`, :mod:`.proofs`. The application service is :class:`Register`;
 event types are in :mod:`.events`, the projection in :mod:`.projections`.
@@ -12,157 +13,61 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cladelog.core import lazy_exports
+from cladelog.core import exports_from_source, lazy_exports
 
 __version__ = "0.1.0"
 
-_EXPORTS = {
-    "ClaimMismatchError": "errors",
-    "EntryError": "errors",
-    "ReceiptInputError": "errors",
-    "ReceiptRefused": "errors",
-    "SequenceError": "errors",
-    "SignatureRefused": "errors",
-    "PREDICATE_TYPE": "entries",
-    "Artifact": "entries",
-    "EpochChange": "entries",
-    "Entry": "entries",
-    "FixedCriterion": "entries",
-    "GainTest": "entries",
-    "OracleRef": "entries",
-    "Results": "entries",
-    "Reversion": "entries",
-    "SpecialPath": "entries",
-    "SprtCriterion": "entries",
-    "Stage": "entries",
-    "entry_hash": "entries",
-    "parse_entry": "entries",
-    "EntryRecomputation": "recompute",
-    "StageRecomputation": "recompute",
-    "recompute_entry": "recompute",
-    "recompute_stage": "recompute",
-    "OpenedReceipt": "receipt",
-    "make_receipt": "receipt",
-    "open_receipt": "receipt",
-    "receipt_leaf": "receipt",
-    "EntryRecorded": "events",
-    "CheckpointSigned": "events",
-    "KeyRegistered": "events",
-    "KeyRevoked": "events",
-    "entries_in_window": "projections",
-    "latest_checkpoint": "projections",
-    "key_is_valid": "projections",
-    "PreparedEntry": "register",
-    "Register": "register",
-    "RegisterReport": "register",
-    "check_receipt": "register",
-    "load_signer_file": "register",
-    "ReceiptsSettings": "settings",
-    "generate_key": "note",
-    "parse_signer_key": "note",
-    "parse_verifier_key": "note",
-    "VerificationError": "verify",
-    "verify_consistency_proof": "verify",
-    "verify_inclusion_proof": "verify",
-    "verify_receipt": "verify",
-}
-
-__all__ = [
-    "PREDICATE_TYPE",
-    "Artifact",
-    "CheckpointSigned",
-    "ClaimMismatchError",
-    "Entry",
-    "EntryError",
-    "EntryRecomputation",
-    "EntryRecorded",
-    "EpochChange",
-    "FixedCriterion",
-    "GainTest",
-    "KeyRegistered",
-    "KeyRevoked",
-    "OpenedReceipt",
-    "OracleRef",
-    "PreparedEntry",
-    "ReceiptInputError",
-    "ReceiptRefused",
-    "ReceiptsSettings",
-    "Register",
-    "RegisterReport",
-    "Results",
-    "Reversion",
-    "SequenceError",
-    "SignatureRefused",
-    "SpecialPath",
-    "SprtCriterion",
-    "Stage",
-    "StageRecomputation",
-    "VerificationError",
-    "__version__",
-    "check_receipt",
-    "entries_in_window",
-    "entry_hash",
-    "generate_key",
-    "key_is_valid",
-    "latest_checkpoint",
-    "load_signer_file",
-    "make_receipt",
-    "open_receipt",
-    "parse_entry",
-    "parse_signer_key",
-    "parse_verifier_key",
-    "receipt_leaf",
-    "recompute_entry",
-    "recompute_stage",
-    "verify_consistency_proof",
-    "verify_inclusion_proof",
-    "verify_receipt",
-]
-
-if TYPE_CHECKING:
-    from .entries import (
-        PREDICATE_TYPE,
-        Artifact,
-        Entry,
-        EpochChange,
-        FixedCriterion,
-        GainTest,
-        OracleRef,
-        Results,
-        Reversion,
-        SpecialPath,
-        SprtCriterion,
-        Stage,
-        entry_hash,
-        parse_entry,
-    )
-    from .errors import (
-        ClaimMismatchError,
-        EntryError,
-        ReceiptInputError,
-        ReceiptRefused,
-        SequenceError,
-        SignatureRefused,
-    )
-    from .events import CheckpointSigned, EntryRecorded, KeyRegistered, KeyRevoked
-    from .note import generate_key, parse_signer_key, parse_verifier_key
-    from .projections import entries_in_window, key_is_valid, latest_checkpoint
-    from .receipt import OpenedReceipt, make_receipt, open_receipt, receipt_leaf
-    from .recompute import EntryRecomputation, StageRecomputation, recompute_entry, recompute_stage
-    from .register import (
-        PreparedEntry,
-        Register,
-        RegisterReport,
-        check_receipt,
-        load_signer_file,
-    )
-    from .settings import ReceiptsSettings
-    from .verify import (
-        VerificationError,
-        verify_consistency_proof,
-        verify_inclusion_proof,
-        verify_receipt,
-    )
+if TYPE_CHECKING:  # the export list, written once: one public name a line
+    from .entries import PREDICATE_TYPE as PREDICATE_TYPE
+    from .entries import Artifact as Artifact
+    from .entries import Entry as Entry
+    from .entries import EpochChange as EpochChange
+    from .entries import FixedCriterion as FixedCriterion
+    from .entries import GainTest as GainTest
+    from .entries import OracleRef as OracleRef
+    from .entries import Results as Results
+    from .entries import Reversion as Reversion
+    from .entries import SpecialPath as SpecialPath
+    from .entries import SprtCriterion as SprtCriterion
+    from .entries import Stage as Stage
+    from .entries import entry_hash as entry_hash
+    from .entries import parse_entry as parse_entry
+    from .errors import ClaimMismatchError as ClaimMismatchError
+    from .errors import EntryError as EntryError
+    from .errors import ReceiptInputError as ReceiptInputError
+    from .errors import ReceiptRefused as ReceiptRefused
+    from .errors import SequenceError as SequenceError
+    from .errors import SignatureRefused as SignatureRefused
+    from .events import CheckpointSigned as CheckpointSigned
+    from .events import EntryRecorded as EntryRecorded
+    from .events import KeyRegistered as KeyRegistered
+    from .events import KeyRevoked as KeyRevoked
+    from .note import generate_key as generate_key
+    from .note import parse_signer_key as parse_signer_key
+    from .note import parse_verifier_key as parse_verifier_key
+    from .projections import entries_in_window as entries_in_window
+    from .projections import key_is_valid as key_is_valid
+    from .projections import latest_checkpoint as latest_checkpoint
+    from .receipt import OpenedReceipt as OpenedReceipt
+    from .receipt import make_receipt as make_receipt
+    from .receipt import open_receipt as open_receipt
+    from .receipt import receipt_leaf as receipt_leaf
+    from .recompute import EntryRecomputation as EntryRecomputation
+    from .recompute import StageRecomputation as StageRecomputation
+    from .recompute import recompute_entry as recompute_entry
+    from .recompute import recompute_stage as recompute_stage
+    from .register import PreparedEntry as PreparedEntry
+    from .register import Register as Register
+    from .register import RegisterReport as RegisterReport
+    from .register import check_receipt as check_receipt
+    from .register import load_signer_file as load_signer_file
+    from .settings import ReceiptsSettings as ReceiptsSettings
+    from .verify import VerificationError as VerificationError
+    from .verify import verify_consistency_proof as verify_consistency_proof
+    from .verify import verify_inclusion_proof as verify_inclusion_proof
+    from .verify import verify_receipt as verify_receipt
 
 
+_EXPORTS = exports_from_source(__file__)
+__all__ = [*_EXPORTS, "__version__"]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

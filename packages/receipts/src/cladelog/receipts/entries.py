@@ -21,13 +21,14 @@ module is pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import math
 import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 import attrs
+from cladelog.core import elo, fields
 from cladelog.core.canonical import CanonicalError, canonical_bytes
 from cladelog.core.fields import MAX_SAFE_INTEGER
 
@@ -67,10 +68,12 @@ GENESIS_PREV: Final = "0" * 64
 #: Largest accepted count or sequence number (the largest integer a double holds exactly).
 MAX_COUNT: Final = MAX_SAFE_INTEGER
 _MAX_CLAIM: Final = 1e9  # magnitude bound of a claimed Elo, half-width or LLR
-_MAX_BOUND: Final = 2000.0  # SPRT bounds, as cladelog.core.elo.MAX_BOUND
 _MAX_NAME: Final = 256
 _MAX_REASON: Final = 4000
 _HEX64 = re.compile(r"[0-9a-f]{64}", re.ASCII)
+# control characters and lone surrogates; a multi-line text (a reason) may hold \n and \t
+_BAD_IN_NAME = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+_BAD_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
 
 
 # --------------------------------------------------------------------------- the model
@@ -264,86 +267,50 @@ def entry_hash(entry: Mapping[str, Any] | Entry) -> str:
 
 
 # ------------------------------------------------------------------------ field checks
+# The common rules (objects and their members, integers and counts in the safe range,
+# finite numbers, booleans, how a bad value is shown) are core's (cladelog.core.fields);
+# here they raise EntryError. Bounded, printable text and the claim bounds are receipts'.
+
+_shown = fields.shown
+_bool = functools.partial(fields.require_bool, error=EntryError)
+_count = functools.partial(fields.safe_count, error=EntryError)
 
 
-def _shown(value: object) -> str:
-    if isinstance(value, bool) or value is None:
-        return repr(value)
-    if isinstance(value, int):
-        bits = value.bit_length()
-        return repr(value) if bits <= 64 else f"an integer of {bits} bits"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, str):
-        return repr(value[:40] + ("..." if len(value) > 40 else ""))
-    return type(value).__name__
+def _int(value: object, path: str) -> int:
+    return fields.require_int(value, path, error=EntryError)
 
 
-def _object(value: object, path: str, required: tuple[str, ...],
-            optional: tuple[str, ...] = ()) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise EntryError(f"{path}: must be an object, got {_shown(value)}")
-    allowed = set(required) | set(optional)
-    for key in value:
-        if key not in allowed:
-            name = key if isinstance(key, str) else repr(key)
-            raise EntryError(f"{path}.{name}: unknown member "
-                             f"(allowed: {', '.join(sorted(allowed))})")
-    for key in required:
-        if key not in value:
-            raise EntryError(f"{path}.{key}: is required")
-    return value
-
-
-def _int(value: object, path: str, low: int = 0, high: int = MAX_COUNT) -> int:
-    if type(value) is not int:
-        raise EntryError(f"{path}: must be an integer, got {_shown(value)}")
-    if not low <= value <= high:
-        raise EntryError(f"{path}: must lie in [{low}, {high}], got {_shown(value)}")
-    return value
-
-
-def _count(value: object, path: str) -> int:
-    if type(value) is not int or value < 0:
-        raise EntryError(f"{path}: must be a non-negative integer, got {_shown(value)}")
-    if value > MAX_COUNT:
-        raise EntryError(f"{path}: must be at most 2**53 - 1, got {_shown(value)}")
-    return value
+def _object(value: object, path: str, required: frozenset[str],
+            optional: frozenset[str] = frozenset()) -> Mapping[str, Any]:
+    # A well-formed object passes on one set comparison; anything else goes through core's
+    # checks, which raise with core's message (or accept a Mapping that is not a dict).
+    if type(value) is dict and required <= value.keys() <= required | optional:
+        return value
+    obj = fields.require_mapping(value, path, EntryError)
+    fields.check_keys(obj, path, required, optional, EntryError)
+    return obj
 
 
 def _number(value: object, path: str, bound: float = _MAX_CLAIM) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise EntryError(f"{path}: must be a number, got {_shown(value)}")
-    if isinstance(value, int) and abs(value) > bound:
-        raise EntryError(f"{path}: must lie in [-{bound:g}, {bound:g}], got {_shown(value)}")
-    number = float(value)
-    if not math.isfinite(number):
-        raise EntryError(f"{path}: must be finite, got {_shown(value)}")
+    number = fields.finite_number(value, path, EntryError)
     if abs(number) > bound:
         raise EntryError(f"{path}: must lie in [-{bound:g}, {bound:g}], got {_shown(value)}")
     return number
 
 
-def _unit(value: object, path: str) -> float:
-    number = _number(value, path)
-    if not 0.0 < number < 1.0:
-        raise EntryError(f"{path}: must lie in (0, 1), got {_shown(value)}")
-    return number
-
-
 def _text(value: object, path: str, limit: int = _MAX_NAME, multiline: bool = False) -> str:
-    if not isinstance(value, str):
-        raise EntryError(f"{path}: must be a string, got {_shown(value)}")
-    if not value.strip():
-        raise EntryError(f"{path}: must not be empty")
-    if len(value) > limit:
-        raise EntryError(f"{path}: must be at most {limit} characters, got {len(value)}")
-    for i, c in enumerate(value):
-        if (c < " " and not (multiline and c in "\n\t")) or c == "\x7f":
+    text = fields.require_string(value, path, EntryError)
+    if not text.strip():
+        raise EntryError(f"{path}: must not be blank")
+    if len(text) > limit:
+        raise EntryError(f"{path}: must be at most {limit} characters, got {len(text)}")
+    bad = (_BAD_IN_TEXT if multiline else _BAD_IN_NAME).search(text)
+    if bad is not None:
+        i, c = bad.start(), bad.group()
+        if c < "\ud800":
             raise EntryError(f"{path}: control character U+{ord(c):04X} at offset {i}")
-        if "\ud800" <= c <= "\udfff":
-            raise EntryError(f"{path}: lone surrogate at offset {i}")
-    return value
+        raise EntryError(f"{path}: lone surrogate at offset {i}")
+    return text
 
 
 def _choice(value: object, path: str, choices: tuple[str, ...]) -> str:
@@ -352,23 +319,25 @@ def _choice(value: object, path: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def _bool(value: object, path: str) -> bool:
-    if type(value) is not bool:
-        raise EntryError(f"{path}: must be true or false, got {_shown(value)}")
-    return value
-
-
 # ---------------------------------------------------------------------------- parsing
+
+_ARTIFACT: Final = frozenset({"name", "version", "digest"})
+_ORACLE: Final = frozenset({"name", "version"})
+_FIXED: Final = frozenset({"type", "threshold"})
+_SPRT: Final = frozenset({"type", "elo0", "elo1", "alpha", "beta", "model", "llr"})
+_STAGE: Final = frozenset({"name", "results", "elo", "half_width", "criterion", "pass"})
+_STAGE_OPTIONAL: Final = frozenset({"nelo", "pentanomial", "games"})
+_RESULTS: Final = frozenset({"losses", "draws", "wins"})
 
 
 def _artifact(value: object, path: str) -> Artifact:
-    obj = _object(value, path, ("name", "version", "digest"))
+    obj = _object(value, path, _ARTIFACT)
     return Artifact(_text(obj["name"], f"{path}.name"), _text(obj["version"], f"{path}.version"),
                     _text(obj["digest"], f"{path}.digest"))
 
 
 def _oracle(value: object, path: str) -> OracleRef:
-    obj = _object(value, path, ("name", "version"))
+    obj = _object(value, path, _ORACLE)
     return OracleRef(_text(obj["name"], f"{path}.name"), _text(obj["version"], f"{path}.version"))
 
 
@@ -377,17 +346,19 @@ def _criterion(value: object, path: str) -> SprtCriterion | FixedCriterion:
         raise EntryError(f"{path}: must be an object, got {_shown(value)}")
     kind = _choice(value.get("type"), f"{path}.type", ("sprt", "fixed"))
     if kind == "fixed":
-        obj = _object(value, path, ("type", "threshold"))
+        obj = _object(value, path, _FIXED)
         return FixedCriterion(_number(obj["threshold"], f"{path}.threshold"))
-    obj = _object(value, path, ("type", "elo0", "elo1", "alpha", "beta", "model", "llr"))
-    elo0 = _number(obj["elo0"], f"{path}.elo0", _MAX_BOUND)
-    elo1 = _number(obj["elo1"], f"{path}.elo1", _MAX_BOUND)
+    obj = _object(value, path, _SPRT)
+    elo0 = _number(obj["elo0"], f"{path}.elo0", elo.MAX_BOUND)
+    elo1 = _number(obj["elo1"], f"{path}.elo1", elo.MAX_BOUND)
     if not elo0 < elo1:
         raise EntryError(f"{path}.elo1: must be greater than elo0 ({elo0:g}), got {elo1:g}")
-    alpha = _unit(obj["alpha"], f"{path}.alpha")
-    beta = _unit(obj["beta"], f"{path}.beta")
-    if not alpha + beta < 1.0:
-        raise EntryError(f"{path}.beta: alpha + beta must be below 1, got {alpha + beta!r}")
+    alpha = _number(obj["alpha"], f"{path}.alpha")
+    beta = _number(obj["beta"], f"{path}.beta")
+    try:  # alpha, beta in (0, 1) and alpha + beta < 1: the SPRT's own rule (core's elo)
+        elo.sprt_bounds(alpha, beta)
+    except elo.EloInputError as exc:  # "alpha: ...", "beta: ..." or "alpha + beta: ..."
+        raise EntryError(f"{path}.{exc}") from None
     model = _choice(obj["model"], f"{path}.model", SPRT_MODELS)
     return SprtCriterion(elo0, elo1, alpha, beta, model, _number(obj["llr"], f"{path}.llr"))
 
@@ -400,11 +371,10 @@ def _pentanomial(value: object, path: str) -> tuple[int, int, int, int, int]:
 
 
 def _stage(value: object, path: str, name: str) -> Stage:
-    obj = _object(value, path, ("name", "results", "elo", "half_width", "criterion", "pass"),
-                  ("nelo", "pentanomial", "games"))
+    obj = _object(value, path, _STAGE, _STAGE_OPTIONAL)
     if obj["name"] != name:
         raise EntryError(f"{path}.name: must be {name!r}, got {_shown(obj['name'])}")
-    res = _object(obj["results"], f"{path}.results", ("losses", "draws", "wins"))
+    res = _object(obj["results"], f"{path}.results", _RESULTS)
     results = Results(*(_count(res[k], f"{path}.results.{k}")
                         for k in ("losses", "draws", "wins")))
     if "games" in obj and _count(obj["games"], f"{path}.games") != results.games:
@@ -438,11 +408,12 @@ def _stage(value: object, path: str, name: str) -> Stage:
     )
 
 
-_MEMBERS: Final[dict[str, tuple[str, ...]]] = {
-    "gain_test": ("candidate", "baseline", "oracle", "epoch", "stages"),
-    "special_path": ("candidate", "path", "reason"),
-    "epoch_change": ("oracle", "epoch", "reason"),
-    "reversion": ("reverts", "reason"),
+_COMMON: Final = ("seq", "prev", "kind")
+_MEMBERS: Final[dict[str, frozenset[str]]] = {
+    "gain_test": frozenset({*_COMMON, "candidate", "baseline", "oracle", "epoch", "stages"}),
+    "special_path": frozenset({*_COMMON, "candidate", "path", "reason"}),
+    "epoch_change": frozenset({*_COMMON, "oracle", "epoch", "reason"}),
+    "reversion": frozenset({*_COMMON, "reverts", "reason"}),
 }
 
 
@@ -451,7 +422,7 @@ def parse_entry(value: object, path: str = "entry") -> Entry:
     if not isinstance(value, Mapping):
         raise EntryError(f"{path}: must be an object, got {_shown(value)}")
     kind = _choice(value.get("kind"), f"{path}.kind", ENTRY_KINDS)
-    obj = _object(value, path, ("seq", "prev", "kind", *_MEMBERS[kind]))
+    obj = _object(value, path, _MEMBERS[kind])
     seq = _int(obj["seq"], f"{path}.seq")
     prev = obj["prev"]
     if not isinstance(prev, str) or not _HEX64.fullmatch(prev):

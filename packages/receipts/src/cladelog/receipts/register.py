@@ -24,10 +24,9 @@ Every command validates its input completely against the replayed
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import attrs
 from cladelog.core import Head, NewEvent, Projection, RecordedEvent, replay
@@ -70,6 +69,7 @@ from .settings import ON_MISMATCH
 
 __all__ = [
     "KEY_ROLES",
+    "RECOMPUTATION_TOLERANCE",
     "PreparedEntry",
     "Register",
     "RegisterReport",
@@ -253,26 +253,58 @@ class _Fail(Exception):
     pass
 
 
-def same_json(a: object, b: object) -> bool:
+_NUMBERS: Final = (int, float)  # not bool: type(True) is bool
+_ARRAYS: Final = (list, tuple)
+#: How far a recorded recomputation's numbers may lie from a fresh one in
+#: :meth:`Register.verify` (relative, or absolute below 1): the arithmetic may move in the
+#: last digits between versions (the LLR's root finder) or machines (libm), never by this.
+RECOMPUTATION_TOLERANCE: Final = 1e-9
+
+
+def same_json(a: object, b: object, tolerance: float = 0.0) -> bool:
     """True iff two JSON values have the same RFC 8785 canonical form (without encoding them).
 
     Numbers compare by value (``20`` equals ``20.0``: both encode as ``20``), but a
-    boolean never equals a number, and objects need the same keys.
+    boolean never equals a number, and objects need the same keys. With ``tolerance``,
+    two numbers are also the same when they differ by at most ``tolerance`` times the
+    larger magnitude (or 1, whichever is larger).
     """
     ta, tb = type(a), type(b)
-    if ta is dict or tb is dict:
-        if ta is not tb:
-            return False
+    if ta is not tb:
+        if ta in _NUMBERS and tb in _NUMBERS:
+            return a == b or _close(a, b, tolerance)  # type: ignore[arg-type]
+        if ta in _ARRAYS and tb in _ARRAYS:
+            return _same_items(a, b, tolerance)  # type: ignore[arg-type]
+        return False
+    if ta is dict:
         assert isinstance(a, dict) and isinstance(b, dict)
-        return a.keys() == b.keys() and all(same_json(v, b[k]) for k, v in a.items())
-    if ta in (list, tuple) or tb in (list, tuple):
-        if ta not in (list, tuple) or tb not in (list, tuple):
+        if a.keys() != b.keys():
             return False
-        assert isinstance(a, list | tuple) and isinstance(b, list | tuple)
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    if ta in (int, float) and tb in (int, float):
-        return a == b
-    return ta is tb and a == b
+        for key, value in a.items():  # noqa: SIM110 - no generator: a hot path of verify
+            if not same_json(value, b[key], tolerance):
+                return False
+        return True
+    if ta is list or ta is tuple:
+        return _same_items(a, b, tolerance)  # type: ignore[arg-type]
+    if a == b:
+        return True
+    return ta in _NUMBERS and _close(a, b, tolerance)  # type: ignore[arg-type]
+
+
+def _close(a: float, b: float, tolerance: float) -> bool:
+    try:
+        return tolerance > 0.0 and abs(a - b) <= tolerance * max(1.0, abs(a), abs(b))
+    except OverflowError:  # an integer beyond the float range: only exact equality counts
+        return False
+
+
+def _same_items(a: Sequence[object], b: Sequence[object], tolerance: float) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):  # noqa: SIM110 - as above
+        if not same_json(x, y, tolerance):
+            return False
+    return True
 
 
 class Register:
@@ -287,6 +319,8 @@ class Register:
                                     f"got {self.on_mismatch!r}")
         self.settings = settings
         self._cached: tuple[Head, State] | None = None
+        # events this register appended right after the cached head, not folded yet
+        self._own: tuple[tuple[Head, State], tuple[RecordedEvent, ...]] | None = None
 
     # -- reading -------------------------------------------------------------------------
     def state(self) -> State:
@@ -297,6 +331,7 @@ class Register:
         are read, so recording batch after batch costs nothing per entry already
         held. The returned object is shared with that cache: do not mutate it.
         """
+        self._fold_own_events()
         store = self.deployment.store
         if self._cached is None:
             proj = self._projection()
@@ -369,9 +404,40 @@ class Register:
             raise SignatureRefused(f"{exc}; nothing was appended") from None
         events = [NewEvent(REGISTER_STREAM, ENTRY_RECORDED.name, p.event_data())
                   for p in prepared]
+        cached = self._cached
         recorded: list[RecordedEvent] = self.deployment.append(
             events, expected_versions={REGISTER_STREAM: state["size"]})
+        self._fold_own(cached, recorded)
         return recorded
+
+    def _fold_own(self, cached: tuple[Head, State] | None,
+                  recorded: Sequence[RecordedEvent]) -> None:
+        """Keep the events this register just appended, for :meth:`state` to fold.
+
+        Only when they directly follow the cached head (nothing else was appended in
+        between): they are then exactly the events a re-read would return, and were
+        hashed by this very append, so reading them back and re-checking their chain
+        would only repeat that work. They are folded at the next :meth:`state` call, not
+        here, so a state a caller got before recording does not change under it.
+        """
+        self._own = None
+        if cached is None or self._cached is not cached or not recorded:
+            return
+        head = cached[0]
+        if all(e.position == head.position + i for i, e in enumerate(recorded, 1)):
+            self._own = (cached, tuple(recorded))
+
+    def _fold_own_events(self) -> None:
+        own, self._own = self._own, None
+        if own is None or own[0] is not self._cached:
+            return
+        (_, state), recorded = own
+        self._cached = None  # a failure half-way must not leave a half-folded cache
+        apply = self._projection().apply
+        for event in recorded:
+            state = apply(state, event)
+        last = recorded[-1]
+        self._cached = (Head(last.position, last.hash), state)
 
     # -- keys ----------------------------------------------------------------------------
     def register_key(self, vkey: str, role: str) -> RecordedEvent:
@@ -604,7 +670,7 @@ class Register:
         if prepared.leaf_hash != data["leaf_hash"]:
             raise _Fail(f"{where}: leaf_hash does not match the envelope")
         if list(prepared.flags) != data["flags"] or \
-                not same_json(prepared.recomputed, data["recomputed"]):
+                not same_json(prepared.recomputed, data["recomputed"], RECOMPUTATION_TOLERANCE):
             raise _Fail(f"{where}: the recorded recomputation or flags differ from a fresh "
                         f"one (recorded {data['flags']}, now {list(prepared.flags)})")
         tree.append_leaf_hash(bytes.fromhex(prepared.leaf_hash))
@@ -637,21 +703,19 @@ class Register:
 
 
 def read_receipts_json(text: str, where: str) -> list[Any]:
-    """Parse one envelope (JSON object), a JSON array of envelopes, or JSONL."""
-    from cladelog.core import loads_strict as parse_json_text
+    """Parse one envelope (JSON object), a JSON array of envelopes, or JSONL (core's strict
+    reader, :func:`cladelog.core.loads_strict`, for every document)."""
+    from cladelog.core import JSONInputError, loads_strict
 
     stripped = text.strip()
     if not stripped:
         raise ReceiptInputError(f"{where}: empty file")
-    lines = [ln for ln in stripped.splitlines() if ln.strip()]
-    if stripped.startswith("[") or len(lines) == 1:
-        doc = parse_json_text(stripped, where)
-        return doc if isinstance(doc, list) else [doc]
     try:
-        json.loads(stripped)
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data":  # several documents: JSONL
-            return [parse_json_text(ln, f"{where}:{n}") for n, ln in enumerate(lines, 1)]
-    except (ValueError, RecursionError):
-        pass
-    return [parse_json_text(stripped, where)]
+        doc = loads_strict(stripped, where)
+    except JSONInputError as exc:
+        lines = [ln for ln in stripped.splitlines() if ln.strip()]
+        several = (exc.reason or "").startswith("Extra data") and len(lines) > 1
+        if not several or stripped.startswith("["):
+            raise
+        return [loads_strict(ln, f"{where}:{n}") for n, ln in enumerate(lines, 1)]
+    return doc if isinstance(doc, list) else [doc]

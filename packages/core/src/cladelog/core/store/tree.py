@@ -31,6 +31,8 @@ from ..errors import InputError, StoreError
 from ..transparency.merkle import (
     EMPTY_ROOT,
     Node,
+    ProofError,
+    extend_tree,
     peak_nodes,
     root_from_peaks,
     stored_consistency_proof,
@@ -163,31 +165,13 @@ def extension(
 def _grow(size: int, peaks: list[bytes], chain_hashes: list[str]
           ) -> tuple[list[NodeRow], list[bytes]]:
     """:func:`~cladelog.core.transparency.merkle.extend_tree` over the events' leaf
-    hashes, keeping the stored levels only: the same arithmetic (the property tests hold
-    the two to the same nodes), written out because it runs in every append."""
-    if len(peaks) != bin(size).count("1"):
-        raise StoreError(f"store: a tree of size {size} has {bin(size).count('1')} peaks, "
-                         f"got {len(peaks)}")
-    stack = list(peaks)
-    pop, push = stack.pop, stack.append
-    rows: list[NodeRow] = []
-    keep = rows.append
+    hashes, keeping the stored levels only."""
     sha256, fromhex = _sha256, bytes.fromhex
-    mask = STRIDE - 1
-    n = size
-    for h in chain_hashes:
-        acc = sha256(b"\x00" + fromhex(h)).digest()
-        if n & 1:
-            level, idx = 0, n
-            while idx & 1:
-                acc = sha256(b"\x01" + pop() + acc).digest()
-                level += 1
-                idx >>= 1
-                if not level & mask:
-                    keep((level, idx, acc))
-        push(acc)
-        n += 1
-    return rows, stack
+    leaves = [sha256(b"\x00" + fromhex(h)).digest() for h in chain_hashes]
+    try:
+        return extend_tree(size, peaks, leaves, every=STRIDE, leaves=False)
+    except ProofError as exc:
+        raise StoreError(f"store: {exc}") from None
 
 
 def rebuild_rows(chain_hashes: Iterable[str]) -> Iterator[list[NodeRow]]:

@@ -63,6 +63,8 @@ _EXPORTS = {
     "verify_consistency": "merkle",
     "verify_inclusion": "merkle",
     "Checkpoint": "note",
+    "as_cosigner_key": "note",
+    "as_cosigner_verifier": "note",
     "CosignatureSigner": "note",
     "CosignatureVerifier": "note",
     "Ed25519Signer": "note",
@@ -111,6 +113,7 @@ _EXPORTS = {
     "VerifiedConsistency": "verify",
     "VerifiedInclusion": "verify",
     "VerifiedWitnesses": "verify",
+    "witness_cosignatures": "verify",
     "load_verifiers": "verify",
     "load_witness_keys": "verify",
     "open_checkpoint": "verify",
@@ -149,6 +152,8 @@ __all__ = [
     "VerifiedInclusion",
     "VerifiedPayload",
     "VerifiedWitnesses",
+    "as_cosigner_key",
+    "as_cosigner_verifier",
     "format_checkpoint",
     "format_consistency_proof",
     "format_tlog_proof",
@@ -184,6 +189,7 @@ __all__ = [
     "verify_inclusion",
     "verify_inclusion_proof",
     "verify_statement",
+    "witness_cosignatures",
     "write_key_files",
 ]
 
@@ -227,6 +233,8 @@ if TYPE_CHECKING:
         NoteSignatureError,
         NoteSigner,
         NoteVerifier,
+        as_cosigner_key,
+        as_cosigner_verifier,
         format_checkpoint,
         generate_cosigner_key,
         generate_key,
@@ -261,6 +269,7 @@ if TYPE_CHECKING:
         verify_consistency_proof,
         verify_cosignatures,
         verify_inclusion_proof,
+        witness_cosignatures,
     )
 
 

@@ -285,12 +285,17 @@ def peak_nodes(size: int) -> list[Node]:
 
 
 def extend_tree(
-    size: int, peaks: Sequence[bytes], leaf_hashes: Iterable[bytes], *, every: int = 1
+    size: int,
+    peaks: Sequence[bytes],
+    leaf_hashes: Iterable[bytes],
+    *,
+    every: int = 1,
+    leaves: bool = True,
 ) -> tuple[list[tuple[int, int, bytes]], list[bytes]]:
     """Append already-hashed leaves to a tree of ``size`` leaves whose peak hashes are
     ``peaks`` (in :func:`peak_nodes` order). Return the complete subtrees the appends
     create at the levels that are multiples of ``every``, as ``(level, index, hash)``
-    (leaves included: level 0), and the new peaks.
+    (the leaves themselves, level 0, only when ``leaves``), and the new peaks.
 
     Each leaf creates itself and one node per trailing 1 bit of its index: amortised two
     nodes per leaf, at most ``log2(n) + 1``.
@@ -307,7 +312,8 @@ def extend_tree(
     pop, push = stack.pop, stack.append
     for h in leaf_hashes:
         acc = h if type(h) is bytes and len(h) == HASH_SIZE else _check_hash("leaf_hash", h)
-        keep((0, n, acc))
+        if leaves:
+            keep((0, n, acc))
         if n & 1:
             level, index = 0, n
             while index & 1:  # a right child: its left sibling is the smallest peak

@@ -97,6 +97,8 @@ __all__ = [
     "NoteSignatureError",
     "NoteSigner",
     "NoteVerifier",
+    "as_cosigner_key",
+    "as_cosigner_verifier",
     "cosigned_message",
     "ecdsa_verifier",
     "ed25519_verify",
@@ -528,6 +530,43 @@ def parse_cosigner_verifier_key(vkey: str) -> CosignatureVerifier:
 def parse_cosigner_key(skey: str) -> CosignatureSigner:
     """Parse a witness's ``PRIVATE+KEY+name+hexkeyid+base64(0x04 || seed)``."""
     return CosignatureSigner(*_parse_skey(skey, ALG_COSIGNATURE_V1))
+
+
+def as_cosigner_key(skey: str) -> CosignatureSigner:
+    """The witness (``cosignature/v1``, type 0x04) signer of a signer key string.
+
+    A 0x04 key is returned as is. An Ed25519 (type 0x01) key, such as a consensus
+    validator's, is given the same name and seed as a 0x04 key, with its key ID
+    recomputed for type 0x04. One Ed25519 key then signs both DSSE envelopes and
+    checkpoint cosignatures, and its two kinds of signature lines never share a key
+    ID. The signed messages are kept apart: DSSE signs ``"DSSEv1 ..."`` (PAE) and a
+    cosignature signs ``"cosignature/v1\ntime ..."``. Such a key must not also sign
+    plain notes as type 0x01, because a note text can begin with any bytes.
+    Raises :class:`NoteError` (the 0x04 parse error) when the key is of neither type.
+    """
+    try:
+        return parse_cosigner_key(skey)
+    except NoteError as first:
+        try:
+            signer = parse_signer_key(skey)
+        except NoteError:
+            raise first from None
+    kid = key_id(signer.name, ALG_COSIGNATURE_V1, signer.public_key)
+    return CosignatureSigner(signer.name, kid, signer.seed)
+
+
+def as_cosigner_verifier(vkey: str) -> CosignatureVerifier:
+    """The witness (``cosignature/v1``, type 0x04) verifier of a verifier key string:
+    a 0x04 key as is, an Ed25519 (0x01) key re-typed like :func:`as_cosigner_key`."""
+    try:
+        return parse_cosigner_verifier_key(vkey)
+    except NoteError as first:
+        try:
+            verifier = parse_verifier_key(vkey)
+        except NoteError:
+            raise first from None
+    kid = key_id(verifier.name, ALG_COSIGNATURE_V1, verifier.public_key)
+    return CosignatureVerifier(verifier.name, kid, verifier.public_key)
 
 
 def verifier_key(skey: str) -> str:

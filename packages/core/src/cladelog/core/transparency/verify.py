@@ -42,10 +42,11 @@ from .note import (
     NoteError,
     NoteSignature,
     NoteVerifier,
+    as_cosigner_verifier,
     open_note,
     parse_checkpoint,
-    parse_cosigner_verifier_key,
     parse_verifier_key,
+    split_note,
 )
 from .proof import parse_consistency_proof, parse_tlog_proof
 
@@ -61,6 +62,7 @@ __all__ = [
     "verify_consistency_proof",
     "verify_cosignatures",
     "verify_inclusion_proof",
+    "witness_cosignatures",
 ]
 
 KeyLike = str | NoteVerifier
@@ -134,11 +136,15 @@ def load_verifiers(keys: Iterable[KeyLike], *, where: str = "keys") -> tuple[Not
 
 def load_witness_keys(keys: Iterable[str | CosignatureVerifier], *,
                       where: str = "witnesses") -> tuple[CosignatureVerifier, ...]:
-    """Turn witness (cosigner, type 0x04) key strings into verifiers; duplicates refused."""
+    """Turn witness key strings into ``cosignature/v1`` verifiers; duplicates refused.
+
+    A key is a witness key (type 0x04) or an Ed25519 key (type 0x01, e.g. a consensus
+    validator's), which stands for the 0x04 form of the same key
+    (:func:`~cladelog.core.transparency.note.as_cosigner_verifier`)."""
     out: list[CosignatureVerifier] = []
     for i, key in enumerate([keys] if isinstance(keys, str) else keys):
         try:
-            v = key if isinstance(key, CosignatureVerifier) else parse_cosigner_verifier_key(key)
+            v = key if isinstance(key, CosignatureVerifier) else as_cosigner_verifier(key)
         except NoteError as exc:
             raise _prefixed(exc, f"{where}[{i}]") from exc
         if any((v.name, v.key_id) == (w.name, w.key_id) for w in out):
@@ -213,6 +219,42 @@ def verify_cosignatures(
         checkpoint,
         tuple(s.name for s in good),
         tuple(CosignatureVerifier.timestamp(s.signature) for s in good),
+    )
+
+
+def witness_cosignatures(
+    note: str,
+    witness_keys: Iterable[str | CosignatureVerifier],
+    *,
+    where: str = "checkpoint",
+) -> VerifiedWitnesses:
+    """The checkpoint text of ``note`` and the witnesses among ``witness_keys`` whose
+    ``cosignature/v1`` lines verify. None at all is a valid answer (unlike
+    :func:`verify_cosignatures`, nothing here asks for a quorum or the log's key).
+
+    The log's own signature is *not* checked: the caller compares the checkpoint's
+    origin, size and root with what it trusts. A cosignature line by one of the keys
+    that does not verify rejects the note (:class:`NoteSignatureError`), as in
+    :func:`open_note`.
+    """
+    witnesses = load_witness_keys(witness_keys)
+    try:
+        text, signatures = split_note(note)
+        checkpoint = parse_checkpoint(text)
+    except NoteError as exc:
+        raise _prefixed(exc, where) from exc
+    present = [w for w in witnesses
+               if any((s.name, s.key_id) == (w.name, w.key_id) for s in signatures)]
+    if not present:
+        return VerifiedWitnesses(checkpoint, (), ())
+    try:
+        opened = open_note(note, present)
+    except NoteError as exc:
+        raise _prefixed(exc, where) from exc
+    return VerifiedWitnesses(
+        checkpoint,
+        tuple(s.name for s in opened.verified),
+        tuple(CosignatureVerifier.timestamp(s.signature) for s in opened.verified),
     )
 
 
