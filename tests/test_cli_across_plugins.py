@@ -31,8 +31,32 @@ def test_a_blocked_gate_says_why_on_stderr(run: Any) -> None:
     r = run("gate", "nobody")
     assert r.exit_code == 1
     assert "nobody: BLOCKED" in r.stdout
+    assert ("  no enabled plugin knows the candidate 'nobody' (fork-score matches candidate "
+            "ids; see 'cladelog gate --help')") in r.stdout.splitlines()
     (line,) = r.stderr.splitlines()
-    assert line.startswith("error: nobody: blocked (fork-score: ") and "never scored" in line
+    assert line.startswith("error: nobody: blocked (no enabled plugin knows it; fork-score: ")
+    assert "never scored" in line
+
+
+def test_gate_on_an_id_no_plugin_knows_says_so_even_when_allowed(run: Any) -> None:
+    """lawv votes on every candidate alike; with only it enabled the gate allows, and says
+    that no plugin knows the id (it used to answer a bare 'allowed')."""
+    assert run("init", "--plugin", "receipts", "--plugin", "lawv").exit_code == 0
+    r = run("gate", "nobody")
+    assert r.exit_code == 0
+    assert ("  no enabled plugin knows the candidate 'nobody' (none of them matches candidate "
+            "ids)") in r.stdout.splitlines()
+    doc = json.loads(run("gate", "nobody", "--json").stdout)
+    assert doc["known_by"] == [] and doc["allowed"] is True
+
+
+def test_gate_help_says_which_id_each_plugins_vote_matches(run: Any) -> None:
+    text = " ".join(run("gate", "--help").stdout.split())
+    assert "Which CANDIDATE id each installed plugin's vote matches:" in text
+    assert "fork-score the branch_id or child_root of a scored branch" in text
+    assert "receipts casts no gate vote" in text
+    assert "consensus the candidate digest C(M') a proposal names" in text
+    assert "lawv no id: votes the same on every candidate" in text
 
 
 def test_plugins_lists_hooks_of_other_plugins_specs_too(run: Any) -> None:

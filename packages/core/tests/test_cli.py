@@ -94,7 +94,7 @@ def test_append_log_replay_verify_status(notes: Any, tmp_path: Path) -> None:
     assert r.exit_code == 0 and "positions 2..3" in r.output
     lines = notes("log", "--json", "--type", "notes.note_added").output.splitlines()
     assert [json.loads(x)["data"]["text"] for x in lines] == ["a", "b"]
-    assert len(notes("log", "--tail", "1").output.splitlines()) == 1
+    assert len(notes("log", "--tail", "1").output.splitlines()) == 2  # the header and one row
     r = notes("replay", "--json")
     doc = json.loads(r.output)
     idx = {p["name"]: p for p in doc["projections"]}["notes.index"]

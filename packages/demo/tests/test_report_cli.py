@@ -147,3 +147,18 @@ def test_report_into_a_reader_that_goes_away_stops_quietly(demo_dir: Path,
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 141, err
     assert err == b""
+
+
+def test_report_json_and_progress(demo_dir: Path, cli: Cli, tmp_path: Path) -> None:
+    import json
+
+    page = tmp_path / "j.html"
+    result = cli("report", "--config", str(demo_dir / "cladelog.toml"), "--html", str(page),
+                 "--json", "--progress")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["html"] == str(page.resolve()) and page.is_file()
+    assert doc["head_position"] > 0 and doc["checks"] and doc["branches"]
+    assert "verifying the log and writing the report" in result.stderr
+    quiet = cli("report", "--config", str(demo_dir / "cladelog.toml"), "--html", str(page))
+    assert "verifying the log" not in quiet.stderr

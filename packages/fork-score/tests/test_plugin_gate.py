@@ -90,3 +90,20 @@ def test_gate_command_exit_codes(cladelog_env: Any) -> None:
     assert "NEG_INF_REGRESSION" in blocked.output
     assert cladelog_env.cli("gate", "good").exit_code == 0
     assert cladelog_env.cli("gate", "unknown").exit_code == 1  # never scored
+
+
+def test_numbers_are_rounded_for_people_and_whole_in_json(cladelog_env: Any) -> None:
+    import json
+
+    score = 0.08943000000000002
+    record(cladelog_env, payload("S", "b1", score, "ACCEPT", child_root="c1"))
+    gate = cladelog_env.cli("gate", "c1")
+    assert "ACCEPT: score 0.0894 (branch b1 of set S" in gate.output
+    assert "0.08943" not in gate.output
+    shown = cladelog_env.cli("fork-score", "branch-set", "show", "S")
+    row = next(line.split() for line in shown.output.splitlines() if " b1 " in line)
+    assert row[:4] == ["1", "b1", "0.0894", "1.0000"]
+    listed = cladelog_env.cli("fork-score", "branch-set", "list").output.splitlines()
+    assert listed[1].split()[:4] == ["S", "1", "b1", "0.0894"]
+    whole = json.loads(cladelog_env.cli("fork-score", "branch-set", "show", "S", "--json").output)
+    assert whole["branches"][0]["score"] == score

@@ -167,3 +167,21 @@ def test_status_shows_what_blocks(lawv: Any) -> None:
     assert status["blocked"] is True and status["open_halts"] == ["check-1"]
     assert status["vote"]["decision"] == "block"
     assert "blocked   by check-1" in lawv.cli("lawv", "status").output
+
+
+def test_review_and_add_commands_print_json(lawv: Any) -> None:
+    added = lawv.cli("lawv", "contract", "add", lawv.write(contract(ONE_ANCHOR)), "--json")
+    assert added.exit_code == 0, added.stderr
+    assert json.loads(added.output)["appended"] is True
+    lawv.entries(gain(1, 12.0), plain(2, "special_path"), gain(3, 8.0))
+    old = lawv.write(one_anchor_measurement("m0", -50.0))
+    measured = json.loads(lawv.cli("lawv", "measure", "add", old, "--json").output)
+    assert measured["key"] == "m0" and measured["appended"] is True
+    new = lawv.write(one_anchor_measurement("m1", -43.0))
+    assert lawv.cli("lawv", "check", "--old", old, "--new", new).exit_code == 1
+    result = lawv.cli("lawv", "review", "--check", "check-1", "--decision", "resume",
+                      "--reviewer", "ana", "--reason", "ok", "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.output)
+    assert doc["check"] == "check-1" and doc["decision"] == "resume" and doc["reviewer"] == "ana"
+    assert doc["position"] == lawv.events()[-1].position

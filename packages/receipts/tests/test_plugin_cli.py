@@ -567,3 +567,32 @@ def test_verify_after_retroactive_revocation_does_not_claim_nothing_was_appended
     r = cladelog_env.cli("receipts", "add", files("r.json", chain.next()))
     assert r.exit_code == 1 and "revoked from seq 1" in r.stderr
     assert r.stderr.rstrip().endswith("; nothing was appended")
+
+
+def test_json_on_add_checkpoint_key_add_and_verify_proof(cladelog_env: Any,
+                                                           keyfiles: dict[str, str], keys: Keys,
+                                                           files: Any, tmp_path: Path) -> None:
+    added = json.loads(_ok(cladelog_env.cli("receipts", "key", "add", keyfiles["oracle_v"],
+                                            "--role", "oracle", "--json")))
+    assert added["role"] == "oracle" and added["key_ref"].startswith("oracle.example+")
+    _ok(cladelog_env.cli("receipts", "key", "add", keyfiles["log_v"], "--role", "log"))
+    chain = Chain(keys)
+    batch = "\n".join(json.dumps(chain.next()) for _ in range(3)) + "\n"
+    doc = json.loads(_ok(cladelog_env.cli("receipts", "add", files("b.jsonl", batch),
+                                          "--json")))
+    assert (doc["recorded"], doc["first_seq"], doc["last_seq"]) == (3, 0, 2)
+    assert [e["seq"] for e in doc["entries"]] == [0, 1, 2]
+    cp = json.loads(_ok(cladelog_env.cli("receipts", "checkpoint", "--log-key", keyfiles["log"],
+                                         "--json")))
+    assert cp["signed"] is True and cp["size"] == 3 and cp["origin"] == "log.example"
+    again = json.loads(_ok(cladelog_env.cli("receipts", "checkpoint", "--log-key",
+                                            keyfiles["log"], "--json")))
+    assert again["signed"] is False and again["root"] == cp["root"]
+    proof = tmp_path / "p1.proof"
+    _ok(cladelog_env.cli("receipts", "prove", "1", "--out", str(proof)))
+    shown = json.loads(_ok(cladelog_env.cli("receipts", "show", "1")))
+    ok = json.loads(_ok(cladelog_env.cli("receipts", "verify-proof", str(proof), "--log-key",
+                                         keys.log_vkey, "--leaf",
+                                         files("leaf.json", shown["envelope"]), "--json")))
+    assert ok == {"ok": True, "proof": "inclusion", "entry": 1, "origin": "log.example",
+                  "size": 3}

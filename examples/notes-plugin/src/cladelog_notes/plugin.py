@@ -6,7 +6,15 @@ from typing import Any
 
 import attrs
 import click
-from cladelog.core import PluginInfo, Projection, RecordedEvent, hookimpl
+from cladelog.core import (
+    HELP_SETTINGS,
+    ConfigError,
+    PluginInfo,
+    Projection,
+    RecordedEvent,
+    hookimpl,
+    json_option,
+)
 
 from .events import NOTE_ADDED
 
@@ -68,7 +76,7 @@ def cladelog_projections() -> list[Any]:
     return [INDEX]
 
 
-@click.group("notes")
+@click.group("notes", context_settings=HELP_SETTINGS)  # -h as well as --help
 def notes() -> None:
     """Write and count notes (example plugin)."""
 
@@ -77,16 +85,20 @@ def notes() -> None:
 @click.argument("text")
 @click.option("--tag", "tags", multiple=True,
               help="A tag (repeatable); none: the default_tag setting.")
-def add(text: str, tags: tuple[str, ...]) -> None:
+@json_option()  # every command that prints a result takes --json
+def add(text: str, tags: tuple[str, ...], as_json: bool) -> None:
     """Append a note."""
-    from cladelog.core import pass_deployment
+    from cladelog.core import echo_json, pass_deployment
 
     from .commands import add_note
 
     @pass_deployment
     def run(dep: Any) -> None:
         e = add_note(dep, text, tags)
-        click.echo(f"note {e.position} added")
+        if as_json:
+            echo_json({"position": e.position, "stream": e.stream})
+        else:
+            click.echo(f"note {e.position} added")
 
     run()
 

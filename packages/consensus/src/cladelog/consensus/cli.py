@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import click
-from cladelog.core import pass_deployment
+from cladelog.core import HELP_SETTINGS, human_number, json_option, pass_deployment
 
 if TYPE_CHECKING:
     from cladelog.core import Deployment
@@ -24,14 +24,27 @@ def _echo_json(doc: Any) -> None:
     click.echo(json.dumps(doc, sort_keys=True, ensure_ascii=False, indent=2))
 
 
-def _echo_consequences(out: list[tuple[str, dict[str, Any]]]) -> None:
-    for event_type, data in out:
-        name = event_type.split(".", 1)[1]
-        subject = data.get("candidate") or data.get("validator") or ""
-        click.echo(f"  {name} {subject}".rstrip())
+def _consequences(out: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """What an append brought about (a candidate finalized, a validator slashed, ...)."""
+    return [{"event": event_type.split(".", 1)[1],
+             "subject": data.get("candidate") or data.get("validator") or None}
+            for event_type, data in out]
 
 
-@click.group("consensus")
+def _echo_result(as_json: bool, doc: dict[str, Any], line: str) -> None:
+    """A command's result: ``doc`` as JSON with --json, else ``line`` and the
+    consequences listed in ``doc``, one a line."""
+    if as_json:
+        from cladelog.core import echo_json
+
+        echo_json(doc)
+        return
+    click.echo(line)
+    for c in doc.get("consequences", ()):
+        click.echo(f"  {c['event']} {c['subject'] or ''}".rstrip())
+
+
+@click.group("consensus", context_settings=HELP_SETTINGS)
 def consensus() -> None:
     """Independent validators: stake, signed votes, >2/3 finality, challenges, slashing."""
 
@@ -44,7 +57,8 @@ def consensus() -> None:
 @click.option("--out", "out_dir", default=".", metavar="DIR",
               help="Directory for NAME.key (private), NAME.pub and NAME.witness.pub "
               "(default: .).")
-def keygen(name: str, out_dir: str) -> None:
+@json_option()
+def keygen(name: str, out_dir: str, as_json: bool) -> None:
     """Make an Ed25519 validator key named NAME (the validator id).
 
     The same key signs the validator's statements and, as a witness of the log, cosigns
@@ -76,27 +90,32 @@ def keygen(name: str, out_dir: str) -> None:
             handle.write(witness_vkey + "\n")
     except OSError as exc:
         fail(f"NAME: cannot write {witness_pub} ({exc.strerror})")
-    click.echo(vkey)
-    click.echo(f"witness: {witness_vkey}")
+    _echo_result(as_json, {"name": name, "vkey": vkey, "witness_vkey": witness_vkey,
+                           "private": str(folder / f"{name}.key"),
+                           "public": str(folder / f"{name}.pub"),
+                           "witness_public": str(witness_pub)},
+                 f"{vkey}\nwitness: {witness_vkey}")
 
 
-@consensus.group("policy")
+@consensus.group("policy", context_settings=HELP_SETTINGS)
 def policy() -> None:
     """Set the consensus policy (versioned; applies from the next proposal on)."""
 
 
 @policy.command("set")
 @click.argument("file", metavar="FILE")
+@json_option()
 @pass_deployment
-def policy_set(dep: Deployment, file: str) -> None:
+def policy_set(dep: Deployment, file: str, as_json: bool) -> None:
     """Set a new policy version from a JSON FILE (see the README for the fields)."""
     from cladelog.consensus.commands import append_inputs
     from cladelog.consensus.policy import parse_policy
     from cladelog.core import read_json_file
 
     doc = parse_policy(read_json_file(file), "policy").to_dict()
-    append_inputs(dep, [("consensus.policy_set", {"policy": doc})])
-    click.echo(f"policy v{doc['version']} set")
+    out = append_inputs(dep, [("consensus.policy_set", {"policy": doc})])
+    _echo_result(as_json, {"policy_version": doc["version"], "consequences": _consequences(out)},
+                 f"policy v{doc['version']} set")
 
 
 # -- signed statements ---------------------------------------------------------------------
@@ -112,16 +131,20 @@ def _sign(dep: Deployment, key: str, kind: str, fields: dict[str, Any]) -> dict[
     return sign_statement(predicate, signer)
 
 
-def _append_or_write(dep: Deployment, envelope: dict[str, Any], out: str | None) -> None:
+def _append_or_write(dep: Deployment, envelope: dict[str, Any], out: str | None,
+                     as_json: bool) -> None:
+    _echo_result(as_json, *_append_or_write_doc(dep, envelope, out))
+
+
+def _append_or_write_doc(dep: Deployment, envelope: dict[str, Any], out: str | None
+                         ) -> tuple[dict[str, Any], str]:
     from cladelog.consensus.commands import append_inputs, input_for_envelope
 
     if out is not None:
         _write_json(out, envelope)
-        click.echo(f"signed statement written to {out}")
-        return
+        return {"appended": False, "written": out}, f"signed statement written to {out}"
     consequences = append_inputs(dep, [input_for_envelope(envelope)])
-    click.echo("appended")
-    _echo_consequences(consequences)
+    return {"appended": True, "consequences": _consequences(consequences)}, "appended"
 
 
 def _write_json(path: str, doc: Any) -> None:
@@ -138,38 +161,42 @@ def _write_json(path: str, doc: Any) -> None:
 _KEY = click.option("--key", required=True, metavar="FILE", help="The validator's private key.")
 _OUT = click.option("--out", metavar="FILE",
                     help="Write the signed statement to FILE instead of appending it.")
+_JSON = json_option()
 
 
 @consensus.command("bond")
 @_KEY
 @click.option("--stake", required=True, type=int, help="Stake, in the smallest unit.")
 @_OUT
+@_JSON
 @pass_deployment
-def bond(dep: Deployment, key: str, stake: int, out: str | None) -> None:
+def bond(dep: Deployment, key: str, stake: int, out: str | None, as_json: bool) -> None:
     """Bond stake as a validator (activates at once)."""
     from cladelog.consensus.signing import load_signer
 
     signer = load_signer(key)
     _append_or_write(dep, _sign(dep, key, "bond", {"key": signer.public_key, "stake": stake}),
-                     out)
+                     out, as_json)
 
 
 @consensus.command("unbond")
 @_KEY
 @_OUT
+@_JSON
 @pass_deployment
-def unbond(dep: Deployment, key: str, out: str | None) -> None:
+def unbond(dep: Deployment, key: str, out: str | None, as_json: bool) -> None:
     """Ask to unbond the whole stake (completes after the unbonding period)."""
-    _append_or_write(dep, _sign(dep, key, "unbond", {}), out)
+    _append_or_write(dep, _sign(dep, key, "unbond", {}), out, as_json)
 
 
 @consensus.command("unjail")
 @_KEY
 @_OUT
+@_JSON
 @pass_deployment
-def unjail(dep: Deployment, key: str, out: str | None) -> None:
+def unjail(dep: Deployment, key: str, out: str | None, as_json: bool) -> None:
     """Ask to leave jail once the jail period has passed."""
-    _append_or_write(dep, _sign(dep, key, "unjail", {}), out)
+    _append_or_write(dep, _sign(dep, key, "unjail", {}), out, as_json)
 
 
 @consensus.command("propose")
@@ -184,10 +211,11 @@ def unjail(dep: Deployment, key: str, out: str | None) -> None:
 @click.option("--coverage-diff", required=True, help="SHA-256 of the frontier-coverage diff.")
 @click.option("--metric-delta", required=True, type=float, help="The signed metric delta.")
 @_OUT
+@_JSON
 @pass_deployment
 def propose(dep: Deployment, key: str, candidate: str, parent: str, inputs_file: str,
             receipts_checkpoint: str, coverage_diff: str, metric_delta: float,
-            out: str | None) -> None:
+            out: str | None, as_json: bool) -> None:
     """Propose a candidate to the validators."""
     from cladelog.consensus.commands import load_audit_inputs
 
@@ -195,7 +223,7 @@ def propose(dep: Deployment, key: str, candidate: str, parent: str, inputs_file:
     fields = {"candidate": candidate, "parent": parent, "eval_digest": digest,
               "receipts_checkpoint": receipts_checkpoint, "coverage_diff": coverage_diff,
               "metric_delta": metric_delta}
-    _append_or_write(dep, _sign(dep, key, "propose", fields), out)
+    _append_or_write(dep, _sign(dep, key, "propose", fields), out, as_json)
 
 
 @consensus.command("vote")
@@ -205,9 +233,10 @@ def propose(dep: Deployment, key: str, candidate: str, parent: str, inputs_file:
               help="The audit inputs (a file, or a directory holding <eval digest>.json).")
 @click.option("--out", metavar="FILE", help="Vote file (default: vote-PROPOSAL-NAME.json).")
 @click.option("--submit", is_flag=True, help="Append the vote too (else only the file).")
+@_JSON
 @pass_deployment
 def vote(dep: Deployment, proposal: str, key: str, inputs_path: str, out: str | None,
-         submit: bool) -> None:
+         submit: bool, as_json: bool) -> None:
     """Audit PROPOSAL (re-run ForkScore on its inputs) and sign the vote.
 
     The vote is accept when the audit's verdict is ACCEPT with no hard flag, reject
@@ -223,17 +252,23 @@ def vote(dep: Deployment, proposal: str, key: str, inputs_path: str, out: str | 
     envelope = _sign(dep, key, "vote", {"proposal": proposal, "decision": decision,
                                         "audit": audit})
     name = load_signer(key).name
+    doc: dict[str, Any] = {"appended": False}
     if submit:
-        _append_or_write(dep, envelope, None)
+        doc, line = _append_or_write_doc(dep, envelope, None)
+        if not as_json:
+            _echo_result(False, doc, line)
     path = out or f"vote-{proposal}-{name}.json"
     _write_json(path, envelope)
-    click.echo(f"{decision} ({audit['verdict']}) signed to {path}")
+    _echo_result(as_json, doc | {"decision": decision, "verdict": audit["verdict"],
+                                 "written": path},
+                 f"{decision} ({audit['verdict']}) signed to {path}")
 
 
 @consensus.command("submit")
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@_JSON
 @pass_deployment
-def submit(dep: Deployment, files: tuple[str, ...]) -> None:
+def submit(dep: Deployment, files: tuple[str, ...], as_json: bool) -> None:
     """Append signed statements (votes, proposals, bonds...) and evidence pairs
     ({"first", "second"}) made elsewhere, in order; all of them or none."""
     from cladelog.consensus.commands import append_inputs, input_for_envelope
@@ -247,14 +282,15 @@ def submit(dep: Deployment, files: tuple[str, ...]) -> None:
         else:
             inputs.append(input_for_envelope(doc, f))
     consequences = append_inputs(dep, inputs)
-    click.echo(f"appended {len(inputs)} statement(s)")
-    _echo_consequences(consequences)
+    _echo_result(as_json, {"appended": len(inputs), "consequences": _consequences(consequences)},
+                 f"appended {len(inputs)} statement(s)")
 
 
 @consensus.command("evidence")
 @click.argument("file", metavar="FILE")
+@_JSON
 @pass_deployment
-def evidence(dep: Deployment, file: str) -> None:
+def evidence(dep: Deployment, file: str, as_json: bool) -> None:
     """Submit equivocation evidence: FILE holds {"first": envelope, "second": envelope}."""
     from cladelog.consensus.commands import append_inputs
     from cladelog.consensus.errors import ConsensusInputError
@@ -264,23 +300,24 @@ def evidence(dep: Deployment, file: str) -> None:
     if not isinstance(doc, dict) or set(doc) != {"first", "second"}:
         raise ConsensusInputError(f"{file}: must be an object with exactly first, second")
     consequences = append_inputs(dep, [("consensus.evidence_submitted", doc)])
-    click.echo("evidence recorded")
-    _echo_consequences(consequences)
+    _echo_result(as_json, {"recorded": True, "consequences": _consequences(consequences)},
+                 "evidence recorded")
 
 
 # -- epochs and challenges -----------------------------------------------------------------
 
 
 @consensus.command("tick")
+@_JSON
 @pass_deployment
-def tick(dep: Deployment) -> None:
+def tick(dep: Deployment, as_json: bool) -> None:
     """Close the current epoch (windows close, candidates settle, unbondings complete)."""
     from cladelog.consensus.commands import append_inputs, current_ledger
 
     epoch = current_ledger(dep).epoch
     consequences = append_inputs(dep, [("consensus.epoch_closed", {"epoch": epoch})])
-    click.echo(f"epoch {epoch} closed")
-    _echo_consequences(consequences)
+    _echo_result(as_json, {"closed_epoch": epoch, "consequences": _consequences(consequences)},
+                 f"epoch {epoch} closed")
 
 
 @consensus.command("challenge")
@@ -290,9 +327,10 @@ def tick(dep: Deployment) -> None:
 @click.option("--claim", type=click.Choice(["reject", "hard_flag"]), default="reject",
               show_default=True, help="What the inputs are claimed to give.")
 @click.option("--challenger", default="anonymous", show_default=True, help="Who challenges.")
+@_JSON
 @pass_deployment
 def challenge(dep: Deployment, candidate: str, inputs_file: str, claim: str,
-              challenger: str) -> None:
+              challenger: str, as_json: bool) -> None:
     """Challenge a finalized candidate: re-run the audit; if it gives REJECT or a hard
     flag the candidate is overturned and its accepting validators are slashed."""
     from cladelog.consensus.commands import (
@@ -309,8 +347,10 @@ def challenge(dep: Deployment, candidate: str, inputs_file: str, claim: str,
             "inputs_digest": digest, "audit": audit}
     consequences = append_inputs(dep, [("consensus.challenge_opened", data)])
     confirmed = any(t == "consensus.candidate_overturned" for t, _ in consequences)
-    click.echo(f"challenge {'confirmed' if confirmed else 'failed'} ({audit['verdict']})")
-    _echo_consequences(consequences)
+    _echo_result(as_json, {"candidate": candidate, "confirmed": confirmed,
+                           "verdict": audit["verdict"],
+                           "consequences": _consequences(consequences)},
+                 f"challenge {'confirmed' if confirmed else 'failed'} ({audit['verdict']})")
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -371,7 +411,7 @@ def show(dep: Deployment, proposal: str, as_json: bool) -> None:
         click.echo(f"  did not vote: {', '.join(missing['validators']) or 'nobody'} "
                    f"(power {missing['power']}, stake {missing['stake']})")
     if record["zeta"] is not None:
-        click.echo(f"  zeta {record['zeta']:.4f}")
+        click.echo(f"  zeta {human_number(record['zeta'])}")
 
 
 # -- simulation ----------------------------------------------------------------------------
@@ -426,8 +466,9 @@ def simulate(dep: Deployment, n: int, f: int, g: int, e: int, s: int, as_json: b
 @consensus.command("certificate")
 @click.argument("candidate")
 @click.option("--out", metavar="FILE", help="Where to write it (default: CANDIDATE.cert.json).")
+@_JSON
 @pass_deployment
-def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
+def certificate(dep: Deployment, candidate: str, out: str | None, as_json: bool) -> None:
     """Write the finality certificate of a finalized CANDIDATE: policy, frozen set with
     powers, the proposal, the signed accepts and each one's inclusion proof in the log's
     Merkle tree (checked offline by verify-certificate)."""
@@ -488,8 +529,11 @@ def certificate(dep: Deployment, candidate: str, out: str | None) -> None:
     _write_json(path, doc)
     signed = "a signed checkpoint" if checkpoint is not None else "the head (no signed " \
         "checkpoint covers the votes; run cladelog checkpoint --key)"
-    click.echo(f"certificate of {candidate} ({len(votes)} signed accepts, proofs at "
-               f"{signed}, size {doc['log']['size']}) written to {path}")
+    _echo_result(as_json, {"candidate": candidate, "accepts": len(votes),
+                           "signed_checkpoint": checkpoint is not None,
+                           "size": doc["log"]["size"], "written": path},
+                 f"certificate of {candidate} ({len(votes)} signed accepts, proofs at "
+                 f"{signed}, size {doc['log']['size']}) written to {path}")
 
 
 @consensus.command("verify-certificate")

@@ -41,6 +41,8 @@ PLUGIN = PluginInfo(
     version=__version__,
     settings=ConsensusSettings,
     description="validators, stake, signed votes, >2/3 finality, challenges and slashing",
+    gate_candidates="the candidate digest C(M') a proposal names ('consensus propose "
+                    "--candidate'); blocks until it is settled",
 )
 
 
@@ -99,5 +101,6 @@ def cladelog_gate_vote(
     settings = deployment.settings(PLUGIN.name)
     allow = isinstance(settings, ConsensusSettings) and settings.gate_allows_finalized
     decision, reason = decide(candidate, state["ledger"], allow)
-    return Vote(PLUGIN.name, decision, reason)
+    return Vote(PLUGIN.name, decision, reason,
+                known=candidate in state["ledger"]["proposals"])
 

@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # the export list: one public name a line
     from .canonical import CanonicalError as CanonicalError
     from .canonical import canonical_bytes as canonical_bytes
     from .canonical import canonical_digest as canonical_digest
+    from .cli import OneLineCommand as OneLineCommand
+    from .cli import OneLineGroup as OneLineGroup
     from .cli import fail as fail
     from .cli import pass_deployment as pass_deployment
     from .config import DeploymentConfig as DeploymentConfig
@@ -48,6 +50,12 @@ if TYPE_CHECKING:  # the export list: one public name a line
     from .hookspecs import HOOKSPEC_VERSION as HOOKSPEC_VERSION
     from .hookspecs import hookimpl as hookimpl
     from .hookspecs import hookspec as hookspec
+    from .output import HELP_SETTINGS as HELP_SETTINGS
+    from .output import echo_json as echo_json
+    from .output import human_number as human_number
+    from .output import json_option as json_option
+    from .output import progress as progress
+    from .output import progress_option as progress_option
     from .plugins import PluginInfo as PluginInfo
     from .projections import Projection as Projection
     from .projections import ReplayResult as ReplayResult

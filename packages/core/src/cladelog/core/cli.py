@@ -48,17 +48,20 @@ if TYPE_CHECKING:
     from .deployment import Deployment
     from .events import NewEvent
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "fail", "main", "pass_deployment", "read_json_file"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "OneLineCommand", "OneLineGroup", "fail", "main",
+           "pass_deployment", "read_json_file"]
 
 from .errors import EXIT_BAD_INPUT, EXIT_FAILED  # noqa: E402
+from .output import HELP_SETTINGS, json_option, progress_option  # noqa: E402
 
 #: the largest position (or count) an option takes: SQL's 64-bit integers
 MAX_POSITION = 2**63 - 1
 F = TypeVar("F", bound=Callable[..., Any])
 
 _BUILTIN = (
-    "init", "plugins", "append", "log", "verify", "replay", "export", "import", "status", "gate",
-    "keygen", "checkpoint", "prove", "consistency", "verify-proof", "witness", "publish",
+    "init", "plugins", "append", "log", "show", "verify", "replay", "export", "import", "status",
+    "gate", "types", "keygen", "checkpoint", "prove", "consistency", "verify-proof", "witness",
+    "publish",
 )
 
 
@@ -148,7 +151,7 @@ def _one_line_usage(exc: click.UsageError) -> _Failure:
     where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
     message = " ".join(exc.format_message().split()).rstrip(".")
     if message.startswith("No such command") and exc.ctx is not None \
-            and exc.ctx.parent is None:
+            and exc.ctx.parent is None and isinstance(exc.ctx.command, _Root):
         where = _disabled_plugins_hint(exc.ctx) or where
     return _Failure(message + where, EXIT_BAD_INPUT)
 
@@ -175,11 +178,10 @@ def _disabled_plugins_hint(ctx: click.Context) -> str:
     return ""
 
 
-class _Root(click.Group):
-    """The root group: built-in commands plus the enabled plugins' commands, loaded lazily.
-
-    Usage errors anywhere below it (an unknown option or command, a bad value) are one line.
-    """
+class OneLineCommand(click.Command):
+    """A click command whose usage errors (an unknown option, a missing or bad value) are
+    one ``error:`` line naming its help, exit 2, as everywhere under ``cladelog``. For a
+    command that also runs outside the ``cladelog`` root (a console script of its own)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
@@ -188,6 +190,35 @@ class _Root(click.Group):
             raise
         except click.UsageError as exc:
             raise _one_line_usage(exc) from None
+
+
+class OneLineGroup(click.Group):
+    """A click group whose usage errors, and those of every command below it, are one
+    ``error:`` line naming the help, exit 2 (the root of a console script of its own;
+    under the ``cladelog`` root every group already is)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise _one_line_usage(exc) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise _one_line_usage(exc) from None
+
+
+class _Root(OneLineGroup):
+    """The root group: built-in commands plus the enabled plugins' commands, loaded lazily.
+
+    Usage errors anywhere below it (an unknown option or command, a bad value) are one line.
+    """
 
 
     def _plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
@@ -206,10 +237,20 @@ class _Root(click.Group):
             cfg = DeploymentConfig.load(path)
             pm = make_plugin_manager(load_plugins(cfg.plugins, cfg.settings,
                                                   source=cfg.source), builtin)
-            for result in pm.hook.cladelog_cli_commands():
-                for cmd in result or ():
+            aliases: dict[str, click.Command] = {}
+            for impl in pm.hook.cladelog_cli_commands.get_hookimpls():
+                given: Any = impl.function()
+                commands: list[click.Command] = [c for c in given or () if c.name]
+                for cmd in commands:
                     if cmd.name and cmd.name not in _BUILTIN:
                         found[cmd.name] = cmd
+                # a plugin's one command group is reached by the plugin's name too
+                # ('cladelog graph-engine' is 'cladelog graph')
+                if len(commands) == 1 and isinstance(commands[0], click.Group):
+                    aliases[impl.plugin_name] = commands[0]
+            for name, cmd in aliases.items():
+                if name not in found and name not in _BUILTIN:
+                    found[name] = cmd
         ctx.meta["cladelog.plugin_commands"] = found
         return found
 
@@ -238,12 +279,7 @@ class _Root(click.Group):
         return loaded
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return _guard(lambda: super(_Root, self).invoke(ctx))
-        except click.exceptions.NoArgsIsHelpError:
-            raise
-        except click.UsageError as exc:
-            raise _one_line_usage(exc) from None
+        return _guard(lambda: super(_Root, self).invoke(ctx))
 
 
 TOOL_GROUP = "cladelog.commands"
@@ -308,7 +344,7 @@ def _guard(call: Callable[[], Any]) -> Any:
         ) from None
 
 
-@click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Root, context_settings=HELP_SETTINGS)
 @click.option("-c", "--config", metavar="FILE", envvar="CLADELOG_CONFIG",
               help="Deployment file (default: $CLADELOG_CONFIG, or the nearest "
                    "cladelog.toml in this folder or above).")
@@ -474,7 +510,9 @@ def _log() -> Any:
 
 
 def _echo_json(doc: Any) -> None:
-    click.echo(json.dumps(doc, sort_keys=True, ensure_ascii=False))
+    from .output import echo_json
+
+    echo_json(doc)
 
 
 # -- commands ------------------------------------------------------------------------------
@@ -485,8 +523,10 @@ def _echo_json(doc: Any) -> None:
               help="Store path or URL for a new deployment (default: cladelog.sqlite3).")
 @click.option("-p", "--plugin", "plugins", multiple=True, metavar="NAME", type=TEXT,
               help="Enable a plugin (repeatable).")
+@json_option()
 @click.pass_context
-def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...]) -> None:
+def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...], as_json: bool
+         ) -> None:
     """Write a deployment file and create its store (safe to run twice)."""
     from .config import DeploymentConfig, find_config
     from .deployment import Deployment
@@ -511,20 +551,33 @@ def init(ctx: click.Context, store: str | None, plugins: tuple[str, ...]) -> Non
     with Deployment(cfg, create=True) as dep:
         head = dep.store.head()
         upgraded = dep.store.upgraded_from
+    if as_json:
+        _echo_json({"path": str(path.resolve()), "created": created, "store": cfg.store,
+                    "plugins": list(cfg.plugins), "head": head.position,
+                    "upgraded_from": upgraded})
+        return
     word = "created" if created else "already initialised"
     if upgraded is not None:
         word = f"upgraded the store's schema from version {upgraded}"
     click.echo(f"{word}: {path} (store {cfg.store}, head {head.position})")
 
 
-@main.command()
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@main.group(invoke_without_command=True, context_settings=HELP_SETTINGS)
+@json_option()
 @click.pass_context
 def plugins(ctx: click.Context, as_json: bool) -> None:
-    """List installed plugins, which are enabled, their versions and hooks."""
+    """List installed plugins, which are enabled, their versions, descriptions, modules
+    and hooks; 'plugins enable NAME' / 'plugins disable NAME' edit the deployment file.
+
+    A hook implementation whose name matches no hook spec is warned about here
+    (with the spec name it is closest to), before opening the deployment refuses it.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
     from .config import DeploymentConfig, find_config
     from .hookspecs import HOOKSPEC_VERSION, PROJECT
     from .plugins import PluginInfo, installed_plugins
+    from .pluginset import unknown_hooks
 
     given = ctx.find_root().params.get("config")
     path = find_config(given)
@@ -534,14 +587,18 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"warning: {where}: no plugin is enabled (listing the installed ones)",
                    err=True)
     rows = []
+    modules: dict[str, Any] = {}
     for name, ep in sorted(installed_plugins().items()):
         row: dict[str, Any] = {"name": name, "enabled": name in enabled,
-                               "distribution": ep.dist.name if ep.dist else None}
+                               "distribution": ep.dist.name if ep.dist else None,
+                               "module": ep.value}
         try:
             module = ep.load()
+            modules[name] = module
             info = getattr(module, "PLUGIN", None)
             if isinstance(info, PluginInfo):
                 row |= {"version": info.version, "requires": list(info.requires),
+                        "description": info.description,
                         "hookspec_version": info.hookspec_version,
                         "compatible": info.hookspec_version == HOOKSPEC_VERSION}
             # a hook implementation is what @hookimpl marked, whatever its name (a plugin
@@ -552,26 +609,91 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
         except Exception as exc:
             row["error"] = f"failed to load: {exc}"
         rows.append(row)
+    unknown = unknown_hooks(modules)
+    for row in rows:
+        row["unknown_hooks"] = [{"name": hook, "hint": hint.strip(" ()")}
+                                for hook, hint in unknown.get(row["name"], [])]
+        for hook, hint in unknown.get(row["name"], []):
+            click.echo(f"warning: plugin {row['name']}: hook implementation {hook!r} "
+                       f"matches no hook spec{hint}", err=True)
     if as_json:
-        _echo_json({"hookspec_version": HOOKSPEC_VERSION, "plugins": rows})
+        _echo_json({"hookspec_version": HOOKSPEC_VERSION, "deployment": str(path),
+                    "plugins": rows})
         return
     click.echo(f"core hook specs v{HOOKSPEC_VERSION}; deployment: {path}")
     if not rows:
         click.echo("no plugins installed")
+        return
+    from .tables import echo_table
+
+    echo_table(["STATE", "PLUGIN", "VERSION", "REQUIRES", "MODULE", "DESCRIPTION"],
+               [("enabled" if r["enabled"] else "disabled", r["name"], r.get("version", "?"),
+                 ",".join(r.get("requires", ())) or "-", r["module"],
+                 r.get("error") or r.get("description") or "-") for r in rows], indent=2)
+    click.echo("hooks:")
     for r in rows:
-        mark = "enabled " if r["enabled"] else "disabled"
-        hooks = ", ".join(h.removeprefix("cladelog_") for h in r.get("hooks", []))
-        extra = r.get("error") or f"hooks: {hooks or '-'}"
-        req = f" requires {','.join(r['requires'])}" if r.get("requires") else ""
-        click.echo(f"  {mark} {r['name']:<16} {r.get('version', '?'):<8}{req}  {extra}")
+        if "hooks" in r:
+            hooks = ", ".join(h.removeprefix("cladelog_") for h in r["hooks"])
+            click.echo(f"  {r['name']}: {hooks or '-'}")
+
+
+@plugins.command("enable")
+@click.argument("names", nargs=-1, required=True, metavar="NAME...", type=TEXT)
+@json_option()
+@click.pass_context
+def plugins_enable(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None:
+    """Enable installed plugins in the deployment file (comments and layout kept).
+
+    Refused, with nothing written, when a plugin is not installed or needs one
+    ('requires') that would not be enabled. The log records the change with the
+    next event appended.
+    """
+    _edit_plugins(ctx, names, enable=True, as_json=as_json)
+
+
+@plugins.command("disable")
+@click.argument("names", nargs=-1, required=True, metavar="NAME...", type=TEXT)
+@json_option()
+@click.pass_context
+def plugins_disable(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None:
+    """Stop enabling plugins in the deployment file (comments and layout kept).
+
+    Refused, with nothing written, while another enabled plugin requires one of
+    them. Their events stay in the log (replay skips and counts them).
+    """
+    _edit_plugins(ctx, names, enable=False, as_json=as_json)
+
+
+def _edit_plugins(ctx: click.Context, names: tuple[str, ...], *, enable: bool,
+                  as_json: bool) -> None:
+    from .config import find_config
+    from .pluginset import edit_plugins
+
+    given = ctx.find_root().params.get("config")
+    path = find_config(given)
+    if not _config_exists(path):
+        fail(f"{path}: no such deployment file" if given else
+             "no cladelog.toml found in this folder or above (run 'cladelog init "
+             "--plugin NAME' to create one)")
+    changed, now = edit_plugins(path, names, enable=enable)
+    word = "enabled" if enable else "disabled"
+    if as_json:
+        _echo_json({"path": str(path.resolve()), word: changed, "plugins": now})
+        return
+    if changed:
+        click.echo(f"{word} {', '.join(changed)} in {path} (plugins: "
+                   f"{', '.join(now) or 'none'})")
+    else:
+        click.echo(f"nothing to change: {', '.join(names)} already {word} in {path}")
 
 
 @main.command()
 @click.argument("file", metavar="FILE")
 @click.option("--idempotency-key", metavar="KEY", help="Append this batch at most once.",
               callback=lambda ctx, param, key: _checked_key(key))
+@json_option()
 @pass_deployment
-def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
+def append(dep: Deployment, file: str, idempotency_key: str | None, as_json: bool) -> None:
     """Append events from a JSON file (object or array) or JSONL ('-' = stdin), as one batch.
 
     Each item: {"stream", "type", "data", optional "meta", "schema_version",
@@ -605,6 +727,9 @@ def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
                                        idempotency_key=idempotency_key)
             first, last = result.first, result.last
     _log().info("append.done", events=last - first + 1, first=first, last=last, file=file)
+    if as_json:
+        _echo_json({"appended": last - first + 1, "first": first, "last": last})
+        return
     click.echo(f"appended {last - first + 1} event(s), positions {first}..{last}")
 
 
@@ -617,11 +742,12 @@ def append(dep: Deployment, file: str, idempotency_key: str | None) -> None:
               help="Last position.")
 @click.option("--tail", type=click.IntRange(min=1, max=MAX_POSITION), default=None,
               help="Only the last N events.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@json_option("One JSON object per line (each event whole, as 'export' writes it).")
 @pass_deployment
 def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
         stop: int | None, tail: int | None, as_json: bool) -> None:
-    """List events, oldest first, with filters.
+    """List events, oldest first, with filters: position, time, stream@version, type,
+    actor and the start of the data ('cladelog show POSITION' prints one whole).
 
     --type takes an event type or a glob over the known ones ('lawv.*'); an
     unknown type is refused with the list of known types.
@@ -632,18 +758,84 @@ def log(dep: Deployment, stream: str | None, types: tuple[str, ...], start: int,
         from collections import deque
 
         events = iter(deque(events, maxlen=tail))
-    for e in events:
-        if as_json:
+    if as_json:
+        for e in events:
             _echo_json(e.to_json())
-        else:
-            data = json.dumps(e.data, sort_keys=True, ensure_ascii=False)
-            if len(data) > 70:
-                data = data[:67] + "..."
-            click.echo(f"{e.position:>8}  {e.recorded_at}  {e.stream}@{e.stream_version}  "
-                       f"{e.type}  {data}")
+        return
+    _echo_log_table(events)
 
 
-def _select_types(dep: Deployment, patterns: tuple[str, ...]) -> list[str]:
+#: the columns of 'cladelog log', and how many rows it lays out at once (a long log is
+#: printed a page at a time; each page is at least as wide as the ones before it)
+LOG_COLUMNS = ("POSITION", "RECORDED AT", "STREAM", "TYPE", "ACTOR", "DATA")
+LOG_PAGE = 1000
+LOG_DATA_WIDTH = 60
+
+
+def _log_row(e: Any) -> tuple[str, ...]:
+    data = json.dumps(e.data, sort_keys=True, ensure_ascii=False)
+    if len(data) > LOG_DATA_WIDTH:
+        data = data[:LOG_DATA_WIDTH - 3] + "..."
+    meta = e.meta if isinstance(e.meta, dict) else {}
+    actor = meta.get("actor")
+    return (str(e.position), e.recorded_at, f"{e.stream}@{e.stream_version}", e.type,
+            actor if isinstance(actor, str) else "-", " ".join(data.split()))
+
+
+def _echo_log_table(events: Iterator[Any]) -> None:
+    from .tables import echo_table
+
+    widths: dict[str, int] = {}
+    first = True
+    while True:
+        page = [_log_row(e) for e in itertools.islice(events, LOG_PAGE)]
+        if not page:
+            return
+        for row in page:
+            for name, cell in zip(LOG_COLUMNS, row, strict=True):
+                widths[name] = max(widths.get(name, len(name)), len(cell))
+        echo_table(LOG_COLUMNS, page, right=["POSITION"], header=first, min_widths=widths)
+        first = False
+
+
+@main.command()
+@click.argument("position", type=click.IntRange(min=1, max=MAX_POSITION), metavar="POSITION")
+@json_option("The event whole, as one JSON object (as 'export' writes it).")
+@pass_deployment
+def show(dep: Deployment, position: int, as_json: bool) -> None:
+    """Print the whole event at POSITION: where it is, who wrote it, its data and hashes."""
+    event = next(dep.store.read(position, position), None)
+    if event is None:
+        head = dep.store.head().position
+        fail(f"POSITION: no event at position {position} (the log holds 1..{head})"
+             if head else f"POSITION: no event at position {position} (the log is empty)")
+    if as_json:
+        _echo_json(event.to_json())
+        return
+    meta = dict(event.meta) if isinstance(event.meta, dict) else {"meta": event.meta}
+    schema = f"schema v{event.schema_version}"
+    if event.type not in dep.registry:
+        schema += ", a type no enabled plugin registers"
+    rows = [("position", str(event.position)),
+            ("stream", f"{event.stream}@{event.stream_version}"),
+            ("type", f"{event.type} ({schema})"),
+            ("recorded at", event.recorded_at)]
+    for key in ("actor", "plugin", "plugin_version", "correlation_id"):
+        if key in meta:
+            rows.append((key.replace("_", " "), str(meta.pop(key))))
+    rows += [(f"meta {k}", json.dumps(v, ensure_ascii=False)) for k, v in sorted(meta.items())]
+    rows += [("prev hash", event.prev_hash), ("hash", event.hash)]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        click.echo(f"{k:<{width}}  {v}")
+    click.echo("data")
+    for line in json.dumps(event.data, indent=2, sort_keys=True,
+                           ensure_ascii=False).splitlines():
+        click.echo(f"  {line}")
+
+
+def _select_types(dep: Deployment, patterns: tuple[str, ...], what: str = "--type"
+                  ) -> list[str]:
     """The event types ``--type`` names: each pattern is a type or an fnmatch glob over the
     types the enabled plugins register. A plain name no plugin here registers is still
     accepted when the log holds events of it (a plugin not enabled here wrote them);
@@ -661,10 +853,48 @@ def _select_types(dep: Deployment, patterns: tuple[str, ...]) -> list[str]:
         else:
             matched = []
         if not matched:
-            what = "no known event type matches" if glob else "unknown event type"
-            fail(f"--type: {what} {pattern[:80]!r} (known: {', '.join(known) or 'none'})")
+            problem = "no known event type matches" if glob else "unknown event type"
+            fail(f"{what}: {problem} {pattern[:80]!r} (known: {', '.join(known) or 'none'})")
         selected.extend(name for name in matched if name not in selected)
     return selected
+
+
+@main.command("types")
+@click.argument("patterns", nargs=-1, metavar="[TYPE|GLOB]...", type=TEXT)
+@json_option("Every type with its schema versions and the JSON Schema of its payload, as "
+             "one JSON document.")
+@pass_deployment
+def types_(dep: Deployment, patterns: tuple[str, ...], as_json: bool) -> None:
+    """List the event types the enabled plugins register: the plugin, the schema versions
+    (older ones are upcast on reading) and what each records; --json adds the JSON Schema
+    (draft 2020-12) of each payload. TYPE|GLOB narrows the list ('lawv.*')."""
+    from .schema import json_schema
+
+    names = _select_types(dep, patterns, what="TYPE") if patterns else list(dep.registry)
+    for name in names:
+        if name not in dep.registry:
+            fail(f"TYPE: {name[:80]!r} is in the log, but no enabled plugin registers it "
+                 "(its schema is that plugin's)")
+    owners = dep.event_type_owners
+    rows = []
+    for name in names:
+        et = dep.registry.get(name)
+        rows.append({"name": name, "plugin": owners.get(name, "core"),
+                     "schema_version": et.schema_version,
+                     "schema_versions": list(range(1, et.schema_version + 1)),
+                     "description": et.description,
+                     "payload": f"{et.payload.__module__}.{et.payload.__qualname__}",
+                     "json_schema": json_schema(et.payload)})
+    if as_json:
+        _echo_json({"types": rows})
+        return
+    from .tables import echo_table
+
+    if not echo_table(["TYPE", "PLUGIN", "SCHEMA", "DESCRIPTION"],
+                      [(r["name"], r["plugin"],
+                        "v1" if r["schema_version"] == 1 else f"v1..v{r['schema_version']}",
+                        r["description"] or "-") for r in rows]):
+        click.echo("no event types registered")
 
 
 def _log_holds_type(dep: Deployment, name: str) -> bool:
@@ -673,7 +903,7 @@ def _log_holds_type(dep: Deployment, name: str) -> bool:
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @click.option("--checkpoint", "checkpoints", multiple=True, metavar="FILE",
               help="Also prove the log extends this signed checkpoint (repeatable).")
 @click.option("--key", "keys", multiple=True, metavar="VKEY",
@@ -684,9 +914,11 @@ def _log_holds_type(dep: Deployment, name: str) -> bool:
               help="With --checkpoint: witness public keys (or files of them).")
 @click.option("--quorum", type=click.IntRange(min=1), default=None,
               help="With --witnesses: cosignatures needed per checkpoint.")
+@progress_option
 @pass_deployment
 def verify(dep: Deployment, as_json: bool, checkpoints: tuple[str, ...], keys: tuple[str, ...],
-           quick: bool, witness_keys: tuple[str, ...], quorum: int | None) -> None:
+           quick: bool, witness_keys: tuple[str, ...], quorum: int | None,
+           show_progress: bool) -> None:
     """Walk the hash chain and the Merkle tree; report the first position that does not
     verify (exit 1). With --checkpoint, exit 1 naming the first checkpoint the log does
     not extend, and whether it was cut or rewritten."""
@@ -698,7 +930,12 @@ def verify(dep: Deployment, as_json: bool, checkpoints: tuple[str, ...], keys: t
                  "--checkpoint FILE")
         verify_checkpoints(dep, checkpoints, keys, quick, as_json, witness_keys, quorum)
         return
-    report = dep.verify()
+    from .output import progress, quiet
+
+    with progress("verifying (the chain and tree, then the event rules)",
+                  force=show_progress) as update:
+        # no counting at all when nobody watches: the walk stays as fast as it was
+        report = dep.verify(progress=None if update is quiet else update)
     _log().info("verify.done", ok=report.ok, checked=report.checked, position=report.position,
                 violations=len(report.violations))
     broken = ""
@@ -727,7 +964,11 @@ def verify(dep: Deployment, as_json: bool, checkpoints: tuple[str, ...], keys: t
 @click.option("--rebuild", is_flag=True, help="Ignore checkpoints; start from position 0.")
 @click.option("--to", "to", type=click.IntRange(min=0, max=MAX_POSITION), default=None,
               help="Replay history up to this position only.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--expect", "expect", metavar="FILE", default=None,
+              help="A saved 'replay --json' document: exit 1 naming every projection whose "
+                   "digest differs from it (the check of a log someone hands you).")
+@json_option()
+@progress_option
 @click.option("--follow", is_flag=True,
               help="Keep projections current as events arrive; stop with Ctrl-C or SIGTERM.")
 @click.option("--reconnect-timeout", type=click.FloatRange(min=0, max=86_400), default=None,
@@ -739,48 +980,50 @@ def verify(dep: Deployment, as_json: bool, checkpoints: tuple[str, ...], keys: t
               help="Replay even though the checkpoints prove the log was longer (or "
                    "different) when they were taken; forgets those checkpoints.")
 @pass_deployment
-def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow: bool,
-           reconnect_timeout: float | None, accept_truncation: bool) -> None:
+def replay(dep: Deployment, rebuild: bool, to: int | None, expect: str | None, as_json: bool,
+           show_progress: bool, follow: bool, reconnect_timeout: float | None,
+           accept_truncation: bool) -> None:
     """Fold the log through every enabled projection, verifying the chain as it goes.
 
     Prints each projection's state digest (hex SHA-256 of its canonical JSON)
-    and a summary. Checkpoints make the next replay incremental. A log that
+    and a summary, with the events skipped (types no enabled plugin knows), and
+    the plugin set the log records next to the one this deployment enables
+    when they differ. Checkpoints make the next replay incremental. A log that
     ends before its checkpoints (a cut tail) is refused (exit 1) unless
-    --accept-truncation is given.
+    --accept-truncation is given. With --expect FILE, exit 1 when a digest
+    differs from the saved 'replay --json' document.
     """
     if follow and to is not None:
         fail("--follow and --to exclude each other")
+    if follow and expect is not None:
+        fail("--follow and --expect exclude each other")
+    expected = _expected_digests(expect) if expect is not None else None
     if reconnect_timeout is not None and not follow:
         fail("--reconnect-timeout: only with --follow")
     if reconnect_timeout is not None and reconnect_timeout != reconnect_timeout:
         fail("--reconnect-timeout: must be a number of seconds, not nan")
     stopping: list[int] = []
     previous = _stop_on_signals(stopping) if follow else {}
-    progress = None
-    bar = None
-    if sys.stderr.isatty() and not as_json:
-        from rich.progress import Progress
-
-        bar = Progress(transient=True)
-        task = bar.add_task("replaying", total=None)
-        bar.start()
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+    from .output import progress
 
     try:
-        try:
+        with progress("replaying", force=show_progress) as update:
             # a replay up to a past position shows history; it leaves the checkpoints
             # where they are (moving them back would only make the next replay redo work)
-            result = dep.replay(rebuild=rebuild, to=to, progress=progress, save=to is None,
+            result = dep.replay(rebuild=rebuild, to=to, progress=update, save=to is None,
                                 accept_truncation=accept_truncation)
-        finally:
-            if bar is not None:
-                bar.stop()
         _log().info("replay.done", head=result.head.position, read=result.events_read,
                     projections=len(result.projections),
                     skipped_unknown=sum(result.skipped_unknown.values()))
-        _print_replay(result, as_json)
+        plugins = _plugin_sets(dep, result.head.position)
+        differ = None if expected is None else _digests_differ(result, expected)
+        _print_replay(result, as_json, plugins,
+                      None if differ is None else {"file": expect, "differ": differ,
+                                                   "match": not differ})
+        if differ and expected is not None:
+            fail(f"--expect: {expect}: the digests of {len(differ)} projection(s) differ: "
+                 f"{', '.join(differ)} (saved at head {expected[1]}, replayed to "
+                 f"{result.head.position})", EXIT_FAILED)
         if follow:
             # a signal during the first replay above lets it finish and save its
             # checkpoints, then stops here
@@ -791,17 +1034,82 @@ def replay(dep: Deployment, rebuild: bool, to: int | None, as_json: bool, follow
         _restore_signals(previous)
 
 
-def _print_replay(result: Any, as_json: bool) -> None:
+def _print_replay(result: Any, as_json: bool, plugins: dict[str, dict[str, str]] | None = None,
+                  expect: dict[str, Any] | None = None) -> None:
     if as_json:
-        _echo_json(result.to_json())
+        doc = result.to_json()
+        doc["skipped"] = sum(result.skipped_unknown.values())
+        if plugins is not None:
+            doc["plugins"] = plugins
+        if expect is not None:
+            doc["expect"] = expect
+        _echo_json(doc)
         return
-    click.echo(f"replayed to position {result.head.position} ({result.events_read} read)")
+    skipped = sum(result.skipped_unknown.values())
+    click.echo(f"replayed to position {result.head.position} ({result.events_read} read, "
+               f"{skipped} skipped)")
     for p in sorted(result.projections, key=lambda p: p.name):
         note = " rebuilt" if p.rebuilt else ""
         click.echo(f"  {p.name} v{p.version}  {p.digest}  {p.summary}{note}")
     for t, n in sorted(result.skipped_unknown.items()):
         click.echo(f"  skipped {n} event(s) of unknown type {t} (kept in the log)")
+    if plugins is not None and plugins["recorded"] != plugins["enabled"]:
+        def listed(versions: dict[str, str]) -> str:
+            return ", ".join(f"{n} {v}" for n, v in sorted(versions.items())) or "none"
+
+        click.echo(f"  plugins recorded in the log:     {listed(plugins['recorded'])}")
+        click.echo(f"  plugins this deployment enables: {listed(plugins['enabled'])}")
+    if expect is not None and expect["match"]:
+        click.echo(f"  expect: every digest matches {expect['file']}")
     sys.stdout.flush()
+
+
+def _plugin_sets(dep: Deployment, position: int) -> dict[str, dict[str, str]]:
+    """The plugins (name: version) the log records as enabled up to ``position`` (core's
+    ``core.plugins`` projection folded over the plugins stream) and the ones this
+    deployment enables."""
+    from .builtin import PLUGINS_PROJECTION, PLUGINS_STREAM
+
+    state = PLUGINS_PROJECTION.fresh_state()
+    events = dep.store.read(1, position, stream=PLUGINS_STREAM) if position else ()
+    for event in events:
+        state = PLUGINS_PROJECTION.apply(state, event)
+    return {"recorded": {n: v["version"] for n, v in state.items() if v["enabled"]},
+            "enabled": {n: v for n, v in dep.plugin_versions.items() if n != "core"}}
+
+
+def _expected_digests(path: str) -> tuple[dict[str, str], int | None]:
+    """The projection digests (and the head) of a saved ``replay --json`` document."""
+    from .errors import InputError
+
+    try:
+        doc = read_json_file(path)
+    except InputError as exc:
+        raise InputError(f"--expect: {exc}") from None
+    rows = doc.get("projections") if isinstance(doc, dict) else None
+    if not isinstance(rows, list):
+        raise InputError(f"--expect: {path}: not a 'replay --json' document (no projections "
+                         "list)")
+    digests: dict[str, str] = {}
+    for i, row in enumerate(rows):
+        if not (isinstance(row, dict) and isinstance(row.get("name"), str)
+                and isinstance(row.get("digest"), str)):
+            raise InputError(f"--expect: {path}: projections[{i}]: needs a name and a digest")
+        digests[row["name"]] = row["digest"]
+    head = doc.get("head")
+    position = head.get("position") if isinstance(head, dict) else None
+    return digests, position if type(position) is int else None
+
+
+def _digests_differ(result: Any, expected: tuple[dict[str, str], int | None]) -> list[str]:
+    """The projections whose digest differs from the saved one, or that only one side has
+    (named 'NAME (not in the saved document)' / 'NAME (not replayed here)')."""
+    saved = expected[0]
+    here = {p.name: p.digest for p in result.projections}
+    differ = [n for n in sorted(saved.keys() & here.keys()) if saved[n] != here[n]]
+    differ += [f"{n} (not replayed here)" for n in sorted(saved.keys() - here.keys())]
+    differ += [f"{n} (not in the saved document)" for n in sorted(here.keys() - saved.keys())]
+    return differ
 
 
 def _stop_on_signals(stopping: list[int]) -> dict[int, Any]:
@@ -875,10 +1183,17 @@ def _follow(dep: Deployment, position: int, as_json: bool, stopping: list[int],
 
 @main.command()
 @click.argument("file", metavar="FILE")
+@json_option("Print the result (events exported, file) as one JSON document; not with "
+             "FILE '-'.")
+@progress_option
 @pass_deployment
-def export(dep: Deployment, file: str) -> None:
+def export(dep: Deployment, file: str, as_json: bool, show_progress: bool) -> None:
     """Write the whole log as JSONL ('-' = stdout), one event per line with its hash."""
     from .errors import InputError
+    from .output import progress
+
+    if as_json and file == "-":
+        fail("--json: not with FILE '-' (stdout is the exported log)")
 
     store_file = getattr(dep.store, "path", None)  # a file store: never write over it
     over_store = False
@@ -896,10 +1211,14 @@ def export(dep: Deployment, file: str) -> None:
         raise InputError(f"{file}: cannot write "
                          f"({getattr(exc, 'strerror', None) or exc})") from None
     n = 0
+    total = dep.store.head().position
     try:
-        for e in dep.store.read():
-            out.write(json.dumps(e.to_json(), sort_keys=True, ensure_ascii=False) + "\n")
-            n += 1
+        with progress("exporting", total=total, force=show_progress) as update:
+            for e in dep.store.read():
+                out.write(json.dumps(e.to_json(), sort_keys=True, ensure_ascii=False) + "\n")
+                n += 1
+                if not n % 1000 or n == total:
+                    update(n)
         if out is not sys.stdout:
             out.close()
     except OSError as exc:
@@ -910,30 +1229,38 @@ def export(dep: Deployment, file: str) -> None:
         if out is not sys.stdout and not out.closed:
             with contextlib.suppress(OSError):
                 out.close()
-    if file != "-":
+    if as_json:
+        _echo_json({"exported": n, "file": os.path.abspath(file)})
+    elif file != "-":
         click.echo(f"exported {n} event(s) to {click.format_filename(file)}")
 
 
 @main.command("import")
 @click.argument("file", metavar="FILE")
+@json_option()
+@progress_option
 @pass_deployment
-def import_(dep: Deployment, file: str) -> None:
+def import_(dep: Deployment, file: str, as_json: bool, show_progress: bool) -> None:
     """Import an exported JSONL log; the chain must verify and agree with what is stored."""
     from .errors import ChainError, InputError
+    from .output import progress
     from .rules import RuleError
     from .store.base import event_from_json
 
     last = [0, 0]  # the line and position of the event read last
 
-    def events() -> Iterator[Any]:  # one line at a time: an export can be large
+    def events(update: Callable[..., None]) -> Iterator[Any]:  # a line at a time
         for n, line in _read_lines(file):
             where = f"{file}:{n}"
             event = event_from_json(parse_json_text(line, where), where)
             last[:] = n, event.position
+            if not n % 1000:
+                update(n)
             yield event
 
     try:
-        result = dep.import_events(events())
+        with progress("importing", force=show_progress) as update:
+            result = dep.import_events(events(update))
     except (RuleError, ChainError) as exc:  # name the line of the event concerned
         if exc.position != last[1]:
             raise
@@ -942,12 +1269,16 @@ def import_(dep: Deployment, file: str) -> None:
         raise ChainError(exc.position, f"{exc.reason} ({file}:{last[0]})") from None
     _log().info("import.done", appended=result.appended, present=result.already_present,
                 head=result.head.position, file=file)
+    if as_json:
+        _echo_json({"appended": result.appended, "already_present": result.already_present,
+                    "head": {"position": result.head.position, "hash": result.head.hash}})
+        return
     click.echo(f"imported {result.appended} new event(s), {result.already_present} already "
                f"present; head {result.head.position}")
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @pass_deployment
 def status(dep: Deployment, as_json: bool) -> None:
     """Store, size, head, enabled plugins and how far each projection is behind.
@@ -985,13 +1316,43 @@ def status(dep: Deployment, as_json: bool) -> None:
         fail(f"position {cut[0]}: {cut[1]}", EXIT_FAILED)
 
 
-@main.command()
+class _GateCommand(click.Command):
+    """``gate``: its help ends with which candidate ids each installed plugin's vote
+    matches (each plugin's ``PluginInfo.gate_candidates``)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        with contextlib.suppress(Exception):  # help must show whatever a plugin does
+            from .hookspecs import PROJECT
+            from .plugins import PluginInfo, installed_plugins
+
+            for name, ep in sorted(installed_plugins().items()):
+                with contextlib.suppress(Exception):
+                    module = ep.load()
+                    info = getattr(module, "PLUGIN", None)
+                    votes = hasattr(getattr(module, "cladelog_gate_vote", None),
+                                    f"{PROJECT}_impl")
+                    text = info.gate_candidates if isinstance(info, PluginInfo) else ""
+                    rows.append((name, text or ("its vote names no id" if votes
+                                                else "casts no gate vote")))
+        if rows:
+            with formatter.section("Which CANDIDATE id each installed plugin's vote matches"):
+                formatter.write_dl(rows)
+
+
+@main.command(cls=_GateCommand)
 @click.argument("candidate", type=TEXT)
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @pass_deployment
 def gate(dep: Deployment, candidate: str, as_json: bool) -> None:
-    """Ask every enabled plugin whether CANDIDATE may be promoted (exit 0 allowed, 1 blocked)."""
+    """Ask every enabled plugin whether CANDIDATE may be promoted (exit 0 allowed, 1 blocked).
+
+    Each plugin matches CANDIDATE against its own records (see below); when none of
+    the enabled plugins knows the id, the answer says so ("known_by": [] in --json).
+    """
     result = dep.gate(candidate)
+    matchers = [v.plugin for v in result.votes if v.known is not None]
+    unknown = not result.known_by
     if as_json:
         _echo_json(result.to_json())
     else:
@@ -999,10 +1360,17 @@ def gate(dep: Deployment, candidate: str, as_json: bool) -> None:
             click.echo(f"  {v.decision:<5}  {v.plugin:<14} {v.reason}")
         if not result.votes:
             click.echo("  no plugin voted")
+        if unknown:
+            verb = "matches" if len(matchers) == 1 else "match"
+            which = (f" ({', '.join(matchers)} {verb} candidate ids; see 'cladelog gate "
+                     "--help')") if matchers else " (none of them matches candidate ids)"
+            click.echo(f"  no enabled plugin knows the candidate {candidate!r}{which}")
         click.echo(f"{candidate}: {'allowed' if result.allowed else 'BLOCKED'}")
     if not result.allowed:
         blockers = [v for v in result.votes if v.decision == "block"]
         reason = "; ".join(f"{v.plugin}: {v.reason}" for v in blockers) or "blocked"
+        if unknown:
+            reason = f"no enabled plugin knows it; {reason}"
         fail(f"{candidate}: blocked ({' '.join(reason.split())})", EXIT_FAILED)
 
 

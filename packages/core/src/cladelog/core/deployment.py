@@ -134,6 +134,11 @@ class Deployment:
     def plugin_versions(self) -> dict[str, str]:
         return dict(self._versions)
 
+    @property
+    def event_type_owners(self) -> dict[str, str]:
+        """Which plugin registered each event type (type name: plugin name)."""
+        return dict(self._owner)
+
     def _plugin_changes(self) -> tuple[list[PreparedEvent], int]:
         """The enable/disable events the log lacks, and the version of the plugins stream
         they were worked out from."""
@@ -383,12 +388,15 @@ class Deployment:
                 return self._advance([p])[projection]
         raise ConfigError(f"projection {projection!r} is not registered in this deployment")
 
-    def verify(self) -> VerifyReport:
+    def verify(self, progress: Callable[[int, int], None] | None = None) -> VerifyReport:
         """The store's chain check, then every rule of :mod:`cladelog.core.rules` over the
         events that verified: the report lists every rule every event breaks
-        (``violations``), and is not ok when there is one."""
+        (``violations``), and is not ok when there is one. ``progress(done, total)`` is
+        called as the two walks go (``done`` counts both, ``total`` is twice the head)."""
+        total = 2 * self.store.head().position if progress is not None else 0
         try:
-            report = self.store.verify()
+            report = self.store.verify(
+                progress=None if progress is None else (lambda n: progress(n, total)))
         except ChainError as exc:  # a row the store could not even read (a damaged file)
             before = exc.position - 1  # the rows before it were read and verified
             report = VerifyReport(False, before, Head(before, self.store.hash_at(before)
@@ -396,8 +404,12 @@ class Deployment:
                                   exc.reason)
         rules = self.rules()
         found: list[RuleError] = []
-        for event in self.store.read(1, report.head.position):
+        for n, event in enumerate(self.store.read(1, report.head.position), 1):
             found.extend(rules.violations(event))
+            if progress is not None and not n % 4096:
+                progress(total // 2 + n, total)
+        if progress is not None:
+            progress(total, total)
         if not found:
             return report
         import attrs

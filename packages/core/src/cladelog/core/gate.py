@@ -13,11 +13,18 @@ Decision = Literal["allow", "warn", "block"]
 
 @attrs.frozen
 class Vote:
-    """One plugin's vote on a candidate."""
+    """One plugin's vote on a candidate.
+
+    ``known`` says whether the plugin's records name the candidate (fork-score: a scored
+    branch or child root; consensus: a proposal): True or False for a vote that matches
+    candidate ids, None for one that does not look at them (Law V's halt holds for every
+    candidate). ``cladelog gate`` says so when no plugin knows the candidate.
+    """
 
     plugin: str
     decision: Decision
     reason: str
+    known: bool | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.decision not in ("allow", "warn", "block"):
@@ -33,9 +40,15 @@ class GateResult:
     def allowed(self) -> bool:
         return all(v.decision != "block" for v in self.votes)
 
+    @property
+    def known_by(self) -> tuple[str, ...]:
+        """The plugins whose records name the candidate (see :attr:`Vote.known`)."""
+        return tuple(v.plugin for v in self.votes if v.known)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "candidate": self.candidate,
             "allowed": self.allowed,
+            "known_by": list(self.known_by),
             "votes": [attrs.asdict(v) for v in self.votes],
         }

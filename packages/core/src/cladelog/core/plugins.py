@@ -44,7 +44,9 @@ class PluginInfo:
 
     ``requires`` names plugins that must be enabled too; ``settings`` is an
     attrs class whose fields (with defaults) are the plugin's settings;
-    ``hookspec_version`` is the core hook-spec version the plugin was built for.
+    ``hookspec_version`` is the core hook-spec version the plugin was built for;
+    ``gate_candidates`` says which candidate ids its gate vote matches (shown by
+    ``cladelog gate --help``; empty for a plugin that casts no gate vote).
     """
 
     name: str
@@ -53,6 +55,7 @@ class PluginInfo:
     hookspec_version: int = HOOKSPEC_VERSION
     settings: type | None = None
     description: str = ""
+    gate_candidates: str = ""
 
 
 @attrs.frozen

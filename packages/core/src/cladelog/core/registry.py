@@ -109,7 +109,8 @@ class EventTypeRegistry:
             return self._types[name]
         except KeyError:
             raise UnknownEventTypeError(
-                f"type: unknown event type {name!r} (no enabled plugin registers it)"
+                f"type: unknown event type {name!r} (no enabled plugin registers it; "
+                f"known: {', '.join(self) or 'none'})"
             ) from None
 
     def prepare(self, name: str, data: Any, schema_version: int | None = None) -> tuple[int, Any]:

@@ -29,6 +29,7 @@ __all__ = [
     "converter",
     "flat_dumper",
     "flat_loader",
+    "json_schema",
     "structure",
     "unstructure",
     "unstructure_checked",
@@ -450,3 +451,71 @@ def flat_loader(cls: type, or_else: Callable[[Any], Any] | None = None) -> Any:
     load = namespace["load"]
     load.source = source  # for reading, and for the tests
     return load
+
+
+# -- JSON Schema ---------------------------------------------------------------------------
+
+#: the JSON Schema dialect :func:`json_schema` writes
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def json_schema(cls: type) -> dict[str, Any]:
+    """A JSON Schema (draft 2020-12) of the payloads :func:`structure` accepts for the
+    attrs class ``cls``: the same rules, read from the same annotations. Integers must be
+    JSON integers within the canonical encoding's safe range, numbers finite, objects
+    carry no member their class does not name (``additionalProperties: false``), and a
+    member is required when its field has no default. A validator a payload class runs
+    itself (a range, a pattern) is not expressed: the schema states the shape."""
+    doc = _schema_of(cls, frozenset())
+    return {"$schema": JSON_SCHEMA_DIALECT, "title": cls.__name__, **doc}
+
+
+_JSON_SCALARS: dict[Any, dict[str, Any]] = {
+    int: {"type": "integer", "minimum": -MAX_SAFE_INTEGER, "maximum": MAX_SAFE_INTEGER},
+    float: {"type": "number"},
+    str: {"type": "string"},
+    bool: {"type": "boolean"},
+    type(None): {"type": "null"},
+}
+
+
+def _schema_of(tp: Any, seen: frozenset[type]) -> dict[str, Any]:
+    import attrs
+
+    if tp is Any or tp is object:
+        return {}
+    if tp in _JSON_SCALARS:
+        return dict(_JSON_SCALARS[tp])
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Literal:
+        return {"enum": list(args)}
+    if origin is typing.Union or type(tp).__name__ == "UnionType":
+        return {"anyOf": [_schema_of(a, seen) for a in args]}
+    if (origin or tp) in (list, tuple, Sequence) or origin is typing.Sequence:
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            return {"type": "array", "prefixItems": [_schema_of(a, seen) for a in args],
+                    "items": False}
+        return {"type": "array", **({"items": _schema_of(args[0], seen)} if args else {})}
+    if (origin or tp) is dict:
+        value = args[1] if len(args) == 2 else Any
+        return {"type": "object", "additionalProperties": _schema_of(value, seen)}
+    if isinstance(tp, type) and attrs.has(tp):
+        if tp in seen:  # a class that holds itself: say "an object", not loop
+            return {"type": "object"}
+        try:
+            hints = typing.get_type_hints(tp)
+        except Exception:  # an annotation that does not resolve: its field is any JSON
+            hints = {}
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for field in attrs.fields(tp):
+            properties[field.name] = _schema_of(hints.get(field.name, Any), seen | {tp})
+            if field.default is attrs.NOTHING:
+                required.append(field.name)
+        out: dict[str, Any] = {"type": "object", "properties": properties,
+                               "additionalProperties": False}
+        if required:
+            out["required"] = required
+        return out
+    return {}  # a type the strict converter structures by its own hook: any JSON value

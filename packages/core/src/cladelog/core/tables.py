@@ -8,7 +8,7 @@ so that the output reads the same on a terminal, in a pipe and in a test.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 __all__ = ["echo_table"]
 
@@ -16,10 +16,15 @@ _WIDE = 10_000  # never wrap a row: a table goes to pipes and logs as often as t
 
 
 def echo_table(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
-               right: Iterable[str] = (), indent: int = 0, err: bool = False) -> int:
+               right: Iterable[str] = (), indent: int = 0, err: bool = False,
+               header: bool = True, min_widths: Mapping[str, int] | None = None) -> int:
     """Print ``rows`` under the header ``columns`` (with :func:`click.echo`); the columns
     named in ``right`` are right-aligned (numbers). Prints nothing, not even the header,
-    when there is no row; returns the number of rows printed."""
+    when there is no row; returns the number of rows printed.
+
+    A long listing printed a page at a time passes ``header=False`` after the first page
+    and ``min_widths`` (column name: width), the widest cells seen so far, so that its
+    pages line up."""
     import io
 
     import click
@@ -32,8 +37,10 @@ def echo_table(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
     aligned = set(right)
     table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 1),
                   header_style="", highlight=False)
+    table.show_header = header
     for name in columns:
-        table.add_column(name, justify="right" if name in aligned else "left", no_wrap=True)
+        table.add_column(name, justify="right" if name in aligned else "left", no_wrap=True,
+                         min_width=(min_widths or {}).get(name))
     for row in body:
         table.add_row(*row)
     out = io.StringIO()

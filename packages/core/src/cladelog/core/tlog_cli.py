@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .errors import CladelogError, InputError
+from .output import HELP_SETTINGS, echo_json, json_option
 
 if TYPE_CHECKING:
     from .deployment import Deployment
@@ -96,7 +97,9 @@ def _write(text: str, out: str | None) -> None:
               help="A witness key (cosignature/v1, type 0x04) instead of a log key.")
 @click.option("--out", "prefix", metavar="PREFIX",
               help="Write PREFIX.key and PREFIX.pub (default: NAME, '/' as '_').")
-def keygen(name: str, witness: bool, prefix: str | None) -> None:
+@json_option()
+def keygen(name: str, witness: bool, prefix: str | None,
+           as_json: bool) -> None:
     """Write a new Ed25519 signed-note key pair: NAME.key (private) and NAME.pub.
 
     A log's key is named after its origin (log_name in cladelog.toml).
@@ -115,6 +118,9 @@ def keygen(name: str, witness: bool, prefix: str | None) -> None:
     base = prefix or name.replace("/", "_")
     private, public = Path(f"{base}.key"), Path(f"{base}.pub")
     write_key_files(skey, vkey, private, public)
+    if as_json:
+        echo_json({"name": name, "vkey": vkey, "private": str(private), "public": str(public)})
+        return
     click.echo(vkey)
     click.echo(f"wrote {private} (private: keep it off the log) and {public}", err=True)
 
@@ -220,8 +226,9 @@ def _event_leaf(path: str) -> tuple[int, bytes]:
 @click.option("--hash", "chain", metavar="HEX",
               help="The proven event's chain hash, instead of --event.")
 @click.option("--origin", help="The expected origin (default: the name of a signing key).")
+@json_option()
 def verify_proof(file: str, keys: tuple[str, ...], event_file: str | None, chain: str | None,
-                 origin: str | None) -> None:
+                 origin: str | None, as_json: bool) -> None:
     """Check an inclusion or consistency proof offline, with trusted public keys only."""
     from .transparency import verify as tv
     from .transparency.proof import (
@@ -242,7 +249,12 @@ def verify_proof(file: str, keys: tuple[str, ...], event_file: str | None, chain
         if header == CONSISTENCY_HEADER:
             parse_consistency_proof(text)
             c = tv.verify_consistency_proof(text, trusted, origin=origin)
-            click.echo(f"ok: {c.new.origin} at size {c.new.size} extends size {c.old.size}")
+            if as_json:
+                echo_json({"ok": True, "proof": "consistency", "origin": c.new.origin,
+                           "old_size": c.old.size, "new_size": c.new.size})
+            else:
+                click.echo(f"ok: {c.new.origin} at size {c.new.size} extends size "
+                           f"{c.old.size}")
             return
         parsed = parse_tlog_proof(text)
     except ProofFileError as exc:
@@ -270,6 +282,10 @@ def verify_proof(file: str, keys: tuple[str, ...], event_file: str | None, chain
         inc = tv.verify_inclusion_proof(text, leaf, trusted, origin=origin)
     except CladelogError as exc:
         raise _named(exc, file) from None
+    if as_json:
+        echo_json({"ok": True, "proof": "inclusion", "position": inc.index + 1,
+                   "origin": inc.checkpoint.origin, "size": inc.checkpoint.size})
+        return
     click.echo(f"ok: position {inc.index + 1} is in {inc.checkpoint.origin} at size "
                f"{inc.checkpoint.size}")
 
@@ -279,12 +295,16 @@ def verify_proof(file: str, keys: tuple[str, ...], event_file: str | None, chain
 
 @click.command("publish")
 @click.argument("directory", metavar="DIR")
-def publish(directory: str) -> None:
+@json_option()
+def publish(directory: str, as_json: bool) -> None:
     """Write the log at its latest signed checkpoint in the C2SP tlog-tiles layout (and the
     events' export lines beside the entry bundles) into DIR; only new tiles are written."""
     from . import tlog
 
     got = tlog.publish(_dep(), directory)
+    if as_json:
+        echo_json(dict(got) | {"directory": directory})
+        return
     click.echo(f"published size {got['size']} to {directory}: {got['tiles']} hash tile(s), "
                f"{got['entries']} entry bundle(s), {got['events']} event bundle(s) written, "
                f"{got['skipped']} already there")
@@ -293,7 +313,7 @@ def publish(directory: str) -> None:
 # -- witnesses ----------------------------------------------------------------------------
 
 
-@click.group("witness")
+@click.group("witness", context_settings=HELP_SETTINGS)
 def witness() -> None:
     """Act as a witness of a log (cosign its checkpoints), or record cosignatures."""
 
@@ -340,8 +360,9 @@ def witness_cosign(checkpoint_file: str, key_file: str, state_dir: str,
               help="The log's public key, or a file of them.")
 @click.option("--witnesses", "witness_keys", multiple=True, required=True, metavar="VKEY",
               help="Witness public keys, or files of them (repeatable).")
+@json_option()
 def witness_add(cosigned_file: str, keys: tuple[str, ...],
-                witness_keys: tuple[str, ...]) -> None:
+                witness_keys: tuple[str, ...], as_json: bool) -> None:
     """Record in the log the witnesses' cosignatures of one of its checkpoints."""
     from . import tlog
     from .transparency.note import CosignatureVerifier, split_note
@@ -356,13 +377,19 @@ def witness_add(cosigned_file: str, keys: tuple[str, ...],
     except CladelogError as exc:
         raise _named(exc, cosigned_file) from None
     _, sigs = split_note(note)
+    recorded = []
     for name, ts in zip(got.witnesses, got.timestamps, strict=True):
         w = next(v for v in witnesses if v.name == name and any(
             s.name == name and s.key_id == v.key_id for s in sigs))
         assert isinstance(w, CosignatureVerifier)  # the one whose cosignature verified
         event = tlog.record_cosignature(dep, note, w.vkey, ts)
-        click.echo(f"recorded the cosignature of {name} (size {got.checkpoint.size}) at "
-                   f"position {event.position}")
+        recorded.append({"witness": name, "size": got.checkpoint.size,
+                         "position": event.position})
+        if not as_json:
+            click.echo(f"recorded the cosignature of {name} (size {got.checkpoint.size}) "
+                       f"at position {event.position}")
+    if as_json:
+        echo_json({"recorded": recorded})
 
 
 def _witness_keys(values: tuple[str, ...]) -> list[Any]:

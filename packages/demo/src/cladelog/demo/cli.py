@@ -14,7 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import click
-from cladelog.core import EXIT_BAD_INPUT, EXIT_FAILED, fail
+from cladelog.core import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    HELP_SETTINGS,
+    echo_json,
+    fail,
+    json_option,
+    progress_option,
+)
+from cladelog.core import progress as report_progress  # demo() has a progress of its own
 
 __all__ = ["demo", "report"]
 
@@ -43,7 +52,7 @@ def _stdout_console() -> Any:
     return _Console(file=sys.stdout, soft_wrap=True)
 
 
-@click.command("demo")
+@click.command("demo", context_settings=HELP_SETTINGS)
 @click.option("--dir", "directory", default="cladelog-demo", show_default=True,
               metavar="DIR", help="Folder of the new deployment (must be empty or absent).")
 @click.option("--store", metavar="PATH|URL", default=None,
@@ -56,7 +65,9 @@ def _stdout_console() -> Any:
               help="Reuse a non-empty DIR, replacing only the demo's own files.")
 @click.option("--candidates", type=int, default=30, hidden=True,
               help="Number of candidate versions (16-100000; fewer runs faster).")
-def demo(directory: str, store: str | None, seed: int, force: bool, candidates: int) -> None:
+@json_option()
+def demo(directory: str, store: str | None, seed: int, force: bool, candidates: int,
+         as_json: bool) -> None:
     """Create a deployment with every plugin and drive a self-improving engine's history.
 
     About 30 candidate versions over five checkpoints: signed oracle receipts,
@@ -112,12 +123,27 @@ def demo(directory: str, store: str | None, seed: int, force: bool, candidates: 
     for call in failed:
         click.echo(f"error: cladelog {' '.join(call.args)}: {call.output.strip()}", err=True)
     try:
-        data = write_report(result.config_path, target / "report.html",
-                            title=f"cladelog demo (seed {seed})")
+        with report_progress("the report: verifying the log, drawing the charts",
+                             counted=False):
+            data = write_report(result.config_path, target / "report.html",
+                                title=f"cladelog demo (seed {seed})")
     except (ReportError, CladelogError) as exc:
         fail(str(exc), EXIT_FAILED)
     del data
     elapsed = time.perf_counter() - started
+    if as_json:
+        echo_json({"deployment": str(result.config_path.resolve()),
+                   "head": {"position": result.head_position, "hash": result.head_hash},
+                   "fork_score": dict(result.branch_verdicts),
+                   "lawv": list(result.lawv_verdicts),
+                   "gate": [{"candidate": c.args[-1], "allowed": c.exit_code == 0}
+                            for c in result.gate_calls],
+                   "graph": result.graph_note, "verified": not failed,
+                   "seconds": elapsed,
+                   "report": str((target / "report.html").resolve())})
+        if failed:
+            sys.exit(EXIT_FAILED)
+        return
     verdicts = ", ".join(f"{v} {n}" for v, n in result.branch_verdicts.items())
     click.echo(f"deployment  {result.config_path.resolve()}")
     click.echo(f"log         {result.head_position} events, head {result.head_hash}")
@@ -136,15 +162,19 @@ def demo(directory: str, store: str | None, seed: int, force: bool, candidates: 
         sys.exit(EXIT_FAILED)
 
 
-@click.command("report")
+@click.command("report", context_settings=HELP_SETTINGS)
 @click.option("-c", "--config", "config", metavar="FILE", default=None,
               help="Deployment file (default: cladelog's --config, $CLADELOG_CONFIG or "
                    "the nearest cladelog.toml in this folder or above).")
 @click.option("--html", "html_file", metavar="FILE", default=None,
               help="Where to write the HTML report (default: report.html next to the "
                    "deployment file); a file, not a folder.")
+@json_option("Print the report's data (what the page shows) as one JSON document instead "
+             "of the terminal summary.")
+@progress_option
 @click.pass_context
-def report(ctx: click.Context, config: str | None, html_file: str | None) -> None:
+def report(ctx: click.Context, config: str | None, html_file: str | None,
+           as_json: bool, show_progress: bool) -> None:
     """Summarise a deployment on the terminal and write a self-contained HTML report.
 
     Charts: R per Law V check with its Monte Carlo band, claimed versus external
@@ -172,7 +202,9 @@ def report(ctx: click.Context, config: str | None, html_file: str | None) -> Non
     target = Path(html_file) if html_file else path.parent / "report.html"
     try:
         check_html_target(target)
-        data = write_report(path, target)
+        with report_progress("verifying the log and writing the report",
+                             force=show_progress, counted=False):
+            data = write_report(path, target)
     except ReportVerificationError as exc:
         fail(str(exc), EXIT_FAILED)
     except ReportError as exc:
@@ -181,5 +213,10 @@ def report(ctx: click.Context, config: str | None, html_file: str | None) -> Non
         fail(str(exc), EXIT_BAD_INPUT)
     except CladelogError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
+    if as_json:
+        import attrs
+
+        echo_json(attrs.asdict(data) | {"html": str(target.resolve())})
+        return
     print_summary(data, _stdout_console())
     click.echo(f"report written to {target.resolve()}")

@@ -22,7 +22,9 @@ def _styled(text: str) -> str:
 
 
 def _num(value: float | None, digits: int = 2) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+    from cladelog.core import human_number
+
+    return "–" if value is None else human_number(float(value), digits)
 
 
 def print_summary(data: ReportData, console: Any) -> None:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 import click
+from cladelog.core import HELP_SETTINGS, OneLineCommand, OneLineGroup, human_number
 
 if TYPE_CHECKING:
     from cladelog.fork_score.result import ScoredFork
@@ -72,19 +73,14 @@ class _BadInput(click.ClickException):
         click.echo(f"error: {' '.join(line.split())}", err=True)
 
 
-class _OneLineCommand(click.Command):
+class _OneLineCommand(OneLineCommand):
     """A command whose usage errors and cladelog errors are reported as one ``error:`` line.
 
     Under the ``cladelog`` root command core's CLI would map the errors itself; these
     commands also run without it (``python -m cladelog.fork_score``, the ``fork-score``
-    script), so they apply core's mapping (:func:`cladelog.core.exit_code`) here.
+    script), so they take core's one-line usage errors (:class:`cladelog.core.OneLineCommand`)
+    and apply core's mapping of errors (:func:`cladelog.core.exit_code`) here.
     """
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            raise _BadInput(exc.format_message()) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         from cladelog.core import CladelogError, exit_code
@@ -191,7 +187,7 @@ def _show_warnings(ctx: click.Context) -> None:
         click.echo(f"warning: {message}", err=True)
 
 
-@click.group(name="fork-score")
+@click.group(name="fork-score", context_settings=HELP_SETTINGS)
 def fork_score() -> None:
     """Score a candidate fork against its parent (ForkScore); read branch sets."""
 
@@ -331,7 +327,7 @@ def _branch_options(
             "parent_root": parent_root, "child_root": child_root}
 
 
-@fork_score.group(name="branch-set")
+@fork_score.group(name="branch-set", context_settings=HELP_SETTINGS)
 def branch_set() -> None:
     """Read recorded branch sets (fork_score.branch_scored events)."""
 
@@ -354,7 +350,7 @@ def branch_set_list(ctx: click.Context, as_json: bool) -> None:
     from cladelog.core import echo_table
 
     echo_table(["BRANCH SET", "BRANCHES", "BEST BRANCH", "SCORE", "PARENT"],
-               [(s.branch_set_id, s.density, s.best_branch_id, f"{s.best_score:.6f}",
+               [(s.branch_set_id, s.density, s.best_branch_id, human_number(s.best_score),
                  ", ".join(s.parent_roots)) for s in sets], right=["BRANCHES", "SCORE"])
 
 
@@ -389,7 +385,7 @@ def branch_set_show(
         return text if b.hard_flag_gating or not b.flags else f"{text} (gating off)"
 
     echo_table(["RANK", "BRANCH", "SCORE", "WEIGHT", "VERDICT", "FLAGS"],
-               [(b.rank, b.branch_id, f"{b.score:.6f}", f"{b.weight:.4f}", b.verdict,
+               [(b.rank, b.branch_id, human_number(b.score), human_number(b.weight), b.verdict,
                  flags_of(b)) for b in ranked],
                right=["RANK", "SCORE", "WEIGHT"])
     _echo_breakdowns(ranked)
@@ -416,7 +412,7 @@ def _echo_breakdowns(ranked: Any) -> None:
     echo_table(columns, rows, right=columns[2:])
 
 
-@click.group(name="fork-score")
+@click.group(name="fork-score", cls=OneLineGroup, context_settings=HELP_SETTINGS)
 @click.option("-c", "--config", metavar="FILE", envvar="CLADELOG_CONFIG",
               help="Deployment file (default: $CLADELOG_CONFIG, or the nearest "
                    "cladelog.toml in this folder or above).")

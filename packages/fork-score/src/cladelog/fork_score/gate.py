@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cladelog.core import Vote
+from cladelog.core import Vote, human_number
 
 __all__ = ["GATING_OFF", "PLUGIN_NAME", "gate_vote"]
 
@@ -50,7 +50,7 @@ def gate_vote(
     vote = _vote(candidate, candidates_state, unscored)
     if vote is None or hard_flag_gating:
         return vote
-    return Vote(vote.plugin, vote.decision, f"{vote.reason}; {GATING_OFF}")
+    return Vote(vote.plugin, vote.decision, f"{vote.reason}; {GATING_OFF}", known=vote.known)
 
 
 def _vote(candidate: str, candidates_state: Mapping[str, Any], unscored: str) -> Vote | None:
@@ -59,17 +59,18 @@ def _vote(candidate: str, candidates_state: Mapping[str, Any], unscored: str) ->
         if unscored == "abstain":
             return None
         return Vote(PLUGIN_NAME, "block", f"never scored: no fork_score.branch_scored event "
-                                          f"names {candidate!r} as branch or child root")
+                                          f"names {candidate!r} as branch or child root",
+                    known=False)
     where = (f"branch {entry['branch_id']} of set {entry['branch_set_id']}, "
              f"position {entry['position']}")
     flags = entry["flags"]
     if entry["verdict"] == "REJECT":
         why = ", ".join(flags) if flags and entry.get("hard_flag_gating", True) \
-            else f"negative score {entry['score']!r}"
-        return Vote(PLUGIN_NAME, "block", f"REJECT: {why} ({where})")
-    reason = f"{entry['verdict']}: score {entry['score']!r} ({where})"
+            else f"negative score {human_number(entry['score'])}"
+        return Vote(PLUGIN_NAME, "block", f"REJECT: {why} ({where})", known=True)
+    reason = f"{entry['verdict']}: score {human_number(entry['score'])} ({where})"
     if not entry.get("hard_flag_gating", True):
         reason += "; hard-flag gating was off for this scoring"
         if flags:
             reason += f": {', '.join(flags)} not enforced"
-    return Vote(PLUGIN_NAME, "allow", reason)
+    return Vote(PLUGIN_NAME, "allow", reason, known=True)

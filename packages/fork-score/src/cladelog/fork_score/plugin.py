@@ -42,6 +42,8 @@ PLUGIN = PluginInfo(
     version=__version__,
     settings=ForkScoreSettings,
     description="ForkScore of (parent, child) battery results; branch sets; gate vote",
+    gate_candidates="the branch_id or child_root of a scored branch (the latest scoring "
+                    "decides); blocks one never scored",
 )
 
 

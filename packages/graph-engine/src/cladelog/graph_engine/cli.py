@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from cladelog.core import HELP_SETTINGS
 
 __all__ = ["graph"]
 
@@ -21,7 +22,7 @@ def _fail_input(exc: Exception) -> Any:
     fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
 
-@click.group("graph")
+@click.group("graph", context_settings=HELP_SETTINGS)
 def graph() -> None:
     """The concept-graph engine: recorded sessions, validation, replay."""
 
@@ -46,7 +47,10 @@ def _default_session(dep: Any, base: str) -> str:
               help="Write the expected-output JSON here instead of stdout.")
 @click.option("--session", "session_id", metavar="ID", default=None,
               help="Session id (default: the scenario's name or file stem, made unique).")
-def run_cmd(scenario: str, out: str | None, session_id: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="With --out: print the session, its state count and the file as one JSON "
+                   "document (without --out the expected output is JSON already).")
+def run_cmd(scenario: str, out: str | None, session_id: str | None, as_json: bool) -> None:
     """Run a SPEC §2 scenario as a recorded session and print its expected output.
 
     Every engine record is recorded on stream graph.<ID>, in runs of up to pack_records
@@ -81,7 +85,14 @@ def run_cmd(scenario: str, out: str | None, session_id: str | None) -> None:
                 Path(out).write_text(text + "\n", encoding="utf-8")
             except OSError as exc:
                 _fail_input(ValueError(f"--out: cannot write {out} ({exc.strerror or exc})"))
-            click.echo(f"session {sid}: {len(result['states'])} state(s), written to {out}")
+            if as_json:
+                from cladelog.core import echo_json
+
+                echo_json({"session": sid, "stream": f"graph.{sid}",
+                           "states": len(result["states"]), "out": out})
+            else:
+                click.echo(f"session {sid}: {len(result['states'])} state(s), written to "
+                           f"{out}")
 
     body()  # type: ignore[call-arg]
 

@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import click
-from cladelog.core import pass_deployment
+from cladelog.core import HELP_SETTINGS, echo_json, human_number, json_option, pass_deployment
 
 if TYPE_CHECKING:
     from cladelog.core import Deployment
@@ -33,7 +33,7 @@ def _settings(dep: Deployment) -> Any:
     return settings if isinstance(settings, LawVSettings) else LawVSettings()
 
 
-@click.group("lawv")
+@click.group("lawv", context_settings=HELP_SETTINGS)
 def lawv() -> None:
     """Law V: R = dA / S against a fixed anchor set; halt below the contract's threshold."""
 
@@ -41,15 +41,16 @@ def lawv() -> None:
 # -- contracts ---------------------------------------------------------------------------
 
 
-@lawv.group("contract")
+@lawv.group("contract", context_settings=HELP_SETTINGS)
 def contract() -> None:
     """Register and list Law V contract versions."""
 
 
 @contract.command("add")
 @click.argument("file", metavar="FILE")
+@json_option()
 @pass_deployment
-def contract_add(dep: Deployment, file: str) -> None:
+def contract_add(dep: Deployment, file: str, as_json: bool) -> None:
     """Register a contract version from a JSON file (versions must increase).
 
     Registering an identical document again does nothing. A version registered
@@ -58,12 +59,16 @@ def contract_add(dep: Deployment, file: str) -> None:
     from cladelog.core import read_json_file
     from cladelog.lawv.commands import add_contract
 
-    _echo_added(add_contract(dep, read_json_file(file), source=file), "contract v", "registered")
+    _echo_added(add_contract(dep, read_json_file(file), source=file), "contract v", "registered",
+                as_json)
 
 
-def _echo_added(outcome: Any, label: str, verb: str) -> None:
+def _echo_added(outcome: Any, label: str, verb: str, as_json: bool) -> None:
     """One line for an add command: where it was appended, or that it was already there."""
-    if outcome.appended:
+    if as_json:
+        echo_json({"key": outcome.key, "appended": bool(outcome.appended),
+                   "position": outcome.events[-1].position if outcome.appended else None})
+    elif outcome.appended:
         click.echo(f"{label}{outcome.key} {verb} at position {outcome.events[-1].position}")
     else:
         click.echo(f"{label}{outcome.key} is already {verb} (identical): nothing appended")
@@ -99,21 +104,22 @@ def contract_list(dep: Deployment, as_json: bool) -> None:
 # -- measurements ------------------------------------------------------------------------
 
 
-@lawv.group("measure")
+@lawv.group("measure", context_settings=HELP_SETTINGS)
 def measure() -> None:
     """Record and list anchor measurements."""
 
 
 @measure.command("add")
 @click.argument("file", metavar="FILE")
+@json_option()
 @pass_deployment
-def measure_add(dep: Deployment, file: str) -> None:
+def measure_add(dep: Deployment, file: str, as_json: bool) -> None:
     """Record an anchor measurement from a JSON file (ids are unique)."""
     from cladelog.core import read_json_file
     from cladelog.lawv.commands import add_measurement
 
     _echo_added(add_measurement(dep, read_json_file(file), source=file), "measurement ",
-                "recorded")
+                "recorded", as_json)
 
 
 @measure.command("list")
@@ -181,10 +187,11 @@ def check(dep: Deployment, old: str | None, new: str | None, to_seq: int | None,
         _echo_json(c)
     else:
         window = "empty" if c["first_seq"] is None else f"seq {c['first_seq']}..{c['last_seq']}"
-        r = "-" if result.r is None else f"{result.r:.4f}"
-        dA = "-" if result.delta_a is None else f"{result.delta_a:.3f}"
+        r = "-" if result.r is None else human_number(result.r)
+        dA = "-" if result.delta_a is None else human_number(result.delta_a, 3)
+        s = human_number(result.s, 3)
         click.echo(f"{c['check_id']}: {result.verdict}  R = {r} (dA = {dA}, S = "
-                   f"{result.s:.3f}; contract v{c['contract_version']}; window {window})")
+                   f"{s}; contract v{c['contract_version']}; window {window})")
         for reason in result.reasons:
             click.echo(f"  reason: {reason}")
         for flag in result.flags:
@@ -201,13 +208,19 @@ def check(dep: Deployment, old: str | None, new: str | None, to_seq: int | None,
 @click.option("--decision", required=True, type=click.Choice(["resume", "keep-halted"]))
 @click.option("--reviewer", required=True, metavar="NAME")
 @click.option("--reason", required=True, metavar="TEXT")
+@json_option()
 @pass_deployment
-def review(dep: Deployment, check_ref: str, decision: str, reviewer: str, reason: str) -> None:
+def review(dep: Deployment, check_ref: str, decision: str, reviewer: str, reason: str,
+           as_json: bool) -> None:
     """Record a human review of a HALT check: resume (unblock) or keep-halted."""
     from cladelog.lawv.commands import add_review
 
     outcome = add_review(dep, check=check_ref, decision=decision, reviewer=reviewer,
                          reason=reason)
+    if as_json:
+        echo_json({"check": outcome.key, "decision": decision, "reviewer": reviewer,
+                   "position": outcome.events[-1].position})
+        return
     click.echo(f"review of {outcome.key} recorded: {decision} "
                f"(position {outcome.events[-1].position})")
 

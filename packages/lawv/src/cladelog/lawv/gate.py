@@ -41,7 +41,9 @@ class LawVSettings:
 
 
 def _number(value: Any) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
+    from cladelog.core import human_number
+
+    return "n/a" if value is None else human_number(float(value), 3)
 
 
 def _first(check: Mapping[str, Any]) -> str:

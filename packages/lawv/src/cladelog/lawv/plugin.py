@@ -33,6 +33,8 @@ PLUGIN = PluginInfo(
     requires=("receipts",),
     settings=LawVSettings,
     description="Law V: R = dA / S against a fixed anchor set; HALT blocks until reviewed",
+    gate_candidates="no id: votes the same on every candidate (blocks all while a HALT "
+                    "is unreviewed)",
 )
 
 

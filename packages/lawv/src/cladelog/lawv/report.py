@@ -34,7 +34,9 @@ def _num(value: Any, digits: int = 3) -> str:
         return "-"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
-    return f"{value:.{digits}f}"
+    from cladelog.core import human_number
+
+    return human_number(value, digits)
 
 
 def _bar(r: Any, width: int = 12) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from cladelog.core import HELP_SETTINGS, echo_json, json_option
 
 if TYPE_CHECKING:
     from cladelog.core.transparency.note import Ed25519Signer
@@ -170,7 +171,7 @@ def _verification_exit_code(exc: Exception) -> int:
     return 1
 
 
-@click.group("receipts")
+@click.group("receipts", context_settings=HELP_SETTINGS)
 def receipts() -> None:
     """Signed oracle receipts: the gap-free register, Elo/SPRT checks, Merkle proofs."""
 
@@ -180,14 +181,20 @@ def receipts() -> None:
 
 @receipts.command("add")
 @click.argument("file", metavar="FILE")
-def add(file: str) -> None:
+@json_option()
+def add(file: str, as_json: bool) -> None:
     """Record receipts from FILE: one envelope (JSON), an array or JSONL; all or nothing."""
     from .register import read_receipts_json
 
     envelopes = read_receipts_json(_read_text(file), file)
     recorded = _register().record(envelopes)
     first, last = recorded[0].data["seq"], recorded[-1].data["seq"]
-    click.echo(f"recorded {len(recorded)} receipt(s), seq {first}..{last}")
+    if as_json:
+        echo_json({"recorded": len(recorded), "first_seq": first, "last_seq": last,
+                   "entries": [{"seq": e.data["seq"], "position": e.position,
+                                "flags": list(e.data["flags"])} for e in recorded]})
+    else:
+        click.echo(f"recorded {len(recorded)} receipt(s), seq {first}..{last}")
     for e in recorded:
         if e.data["flags"]:
             click.echo(f"warning: seq {e.data['seq']} recorded with flags "
@@ -274,7 +281,7 @@ def show(seq: int) -> None:
 
 
 @receipts.command("verify")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @click.option("--strict", is_flag=True, help="Also fail on entries recorded with flags.")
 def verify(as_json: bool, strict: bool) -> None:
     """Check every signature, the entry chain, the recomputations and the checkpoints."""
@@ -303,7 +310,9 @@ def verify(as_json: bool, strict: bool) -> None:
 @click.argument("name")
 @click.option("--out", "prefix", metavar="PREFIX",
               help="Write PREFIX.key and PREFIX.vkey (default: NAME with '/' as '_').")
-def keygen(name: str, prefix: str | None) -> None:
+@json_option()
+def keygen(name: str, prefix: str | None,
+           as_json: bool) -> None:
     """Write a new Ed25519 signed-note key pair: PREFIX.key (private) and PREFIX.vkey."""
     from cladelog.core.transparency.note import NoteError, generate_key, write_key_files
 
@@ -316,6 +325,9 @@ def keygen(name: str, prefix: str | None) -> None:
     base = prefix or name.replace("/", "_")
     private, public = Path(f"{base}.key"), Path(f"{base}.vkey")
     write_key_files(skey, vkey, private, public)
+    if as_json:
+        echo_json({"name": name, "vkey": vkey, "private": str(private), "public": str(public)})
+        return
     click.echo(vkey)
     click.echo(f"wrote {private} (private, keep it off the log) and {public}", err=True)
 
@@ -351,7 +363,7 @@ def sign(file: str, key_file: str, out: str | None) -> None:
     _write_out(json.dumps(envelope, sort_keys=True) + "\n", out)
 
 
-@receipts.group("key")
+@receipts.group("key", context_settings=HELP_SETTINGS)
 def key() -> None:
     """Register, revoke and list the oracle and log public keys."""
 
@@ -359,10 +371,15 @@ def key() -> None:
 @key.command("add")
 @click.argument("vkey", metavar="VKEY")
 @click.option("--role", type=click.Choice(["oracle", "log"]), required=True)
-def key_add(vkey: str, role: str) -> None:
+@json_option()
+def key_add(vkey: str, role: str, as_json: bool) -> None:
     """Register a verifier key (the key string, or a file holding it)."""
     (text,) = _vkeys((vkey,), "VKEY")[:1]
     event = _register().register_key(text, role)
+    if as_json:
+        echo_json({"key_ref": event.data["key_ref"], "role": role,
+                   "position": event.position})
+        return
     click.echo(f"registered {event.data['key_ref']} as {role} key (position {event.position})")
 
 
@@ -371,14 +388,19 @@ def key_add(vkey: str, role: str) -> None:
 @click.option("--from", "from_seq", type=click.IntRange(min=0), default=None,
               help="First seq whose signature is invalid (default: the next seq).")
 @click.option("--reason", default="revoked", show_default=True)
-def key_revoke(key_ref: str, from_seq: int | None, reason: str) -> None:
+@json_option()
+def key_revoke(key_ref: str, from_seq: int | None, reason: str, as_json: bool) -> None:
     """Revoke a key from a register position on."""
     event = _register().revoke_key(key_ref, from_seq, reason)
+    if as_json:
+        echo_json({"key_ref": key_ref, "from_seq": event.data["from_seq"],
+                   "position": event.position})
+        return
     click.echo(f"revoked {key_ref} from seq {event.data['from_seq']}")
 
 
 @key.command("list")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def key_list(as_json: bool) -> None:
     """List registered keys, their role and validity."""
     from cladelog.core import echo_table
@@ -401,7 +423,8 @@ def key_list(as_json: bool) -> None:
 @receipts.command("checkpoint")
 @click.option("--log-key", "log_key", metavar="FILE",
               help="The log's signer key file (default: the setting log_key_file).")
-def checkpoint(log_key: str | None) -> None:
+@json_option()
+def checkpoint(log_key: str | None, as_json: bool) -> None:
     """Sign a checkpoint of the register's Merkle tree with the log key.
 
     A key that is not the register's registered, unrevoked log key is bad input (exit 2),
@@ -419,6 +442,10 @@ def checkpoint(log_key: str | None) -> None:
         cp, new = reg.sign_checkpoint(load_signer_file(path))
     except SignatureRefused as exc:
         raise ReceiptInputError(f"--log-key: {exc}") from None
+    if as_json:
+        echo_json({"signed": new, "origin": cp["origin"], "size": cp["size"],
+                   "root": cp["root"]})
+        return
     word = "signed" if new else "already signed"
     click.echo(f"{word}: checkpoint {cp['origin']} size {cp['size']} root {cp['root']}")
 
@@ -448,8 +475,9 @@ def consistency(old: int, new: int, out: str | None) -> None:
 @click.option("--oracle-key", "oracle_keys", multiple=True, metavar="VKEY",
               help="Also check the receipt's signature against this oracle key (repeatable).")
 @click.option("--origin", help="The expected checkpoint origin (default: a log key's name).")
+@json_option()
 def verify_proof(file: str, log_keys: tuple[str, ...], leaf: str | None,
-                 oracle_keys: tuple[str, ...], origin: str | None) -> None:
+                 oracle_keys: tuple[str, ...], origin: str | None, as_json: bool) -> None:
     """Check an inclusion or consistency proof offline, with trusted public keys only.
 
     Exit 1 when a signature or the proof does not verify; exit 2 for malformed
@@ -487,7 +515,12 @@ def verify_proof(file: str, log_keys: tuple[str, ...], leaf: str | None,
     try:
         if header == CONSISTENCY_HEADER:
             c = verify_consistency_proof(text, keys, origin=origin)
-            click.echo(f"ok: {c.new.origin} size {c.new.size} extends size {c.old.size}")
+            if as_json:
+                echo_json({"ok": True, "proof": "consistency", "origin": c.new.origin,
+                           "old_size": c.old.size, "new_size": c.new.size})
+            else:
+                click.echo(f"ok: {c.new.origin} size {c.new.size} extends size "
+                           f"{c.old.size}")
             return
         if leaf is None:
             raise ReceiptInputError("--leaf: required to check an inclusion proof")
@@ -500,13 +533,18 @@ def verify_proof(file: str, log_keys: tuple[str, ...], leaf: str | None,
             inc = verify_inclusion_proof(text, receipt_leaf(envelope), keys, origin=origin)
     except VerificationError as exc:
         fail(str(exc), _verification_exit_code(exc))
+    if as_json:
+        echo_json({"ok": True, "proof": "inclusion", "entry": inc.index,
+                   "origin": inc.checkpoint.origin, "size": inc.checkpoint.size})
+        return
     click.echo(f"ok: entry {inc.index} is in {inc.checkpoint.origin} at size "
                f"{inc.checkpoint.size}")
 
 
 @receipts.command("publish")
 @click.argument("directory", metavar="DIR")
-def publish(directory: str) -> None:
+@json_option()
+def publish(directory: str, as_json: bool) -> None:
     """Write the static audit layout (checkpoint, entries, proofs, keys) into DIR."""
     from .errors import ReceiptInputError
 
@@ -521,4 +559,7 @@ def publish(directory: str) -> None:
         raise ReceiptInputError(f"DIR: cannot write {directory!r} ({exc.strerror or exc})") \
             from None
     entries = sum(1 for rel in files if rel.startswith("entries/"))
+    if as_json:
+        echo_json({"entries": entries, "files": len(files), "directory": directory})
+        return
     click.echo(f"published {entries} entries with proofs and the checkpoint to {directory}")

@@ -406,6 +406,19 @@ def check_import(event: RecordedEvent, position: int, prev_hash: str) -> None:
         raise ChainError(event.position, "import: hash chain does not verify")
 
 
+def _counted(rows: Iterable[RawRow], progress: Callable[[int], None],
+             every: int = 4096) -> Iterator[RawRow]:
+    """``rows`` passed through, calling ``progress(rows so far)`` every ``every`` rows and
+    at the end (a progress display; the verifying walk itself is unchanged)."""
+    n = 0
+    for row in rows:
+        yield row
+        n += 1
+        if not n % every:
+            progress(n)
+    progress(n)
+
+
 def verify_rows(rows: Iterable[RawRow], start: Head | None = None,
                 records: Iterable[BatchRecord] = ()) -> VerifyReport:
     """Walk rows in position order; report the first position that does not verify.
@@ -712,8 +725,8 @@ class EventStore(abc.ABC):
                 return False
             time.sleep(min(0.2, remaining))
 
-    def verify(self, stop: int | None = None, *, roots_at: Collection[int] = ()
-               ) -> VerifyReport:
+    def verify(self, stop: int | None = None, *, roots_at: Collection[int] = (),
+               progress: Callable[[int], None] | None = None) -> VerifyReport:
         """Walk the whole chain and report the first position that does not verify.
 
         A whole-log walk (no ``stop``) also checks every idempotency record against the
@@ -728,7 +741,10 @@ class EventStore(abc.ABC):
         if stop is not None:
             return verify_rows(self.read_rows(1, stop))
         walk = tree.TreeWalk(roots_at, self.tree_ranges)
-        report = verify_rows(walk.rows(self.read_rows(1, None)), records=self.batch_records())
+        rows = self.read_rows(1, None)
+        if progress is not None:
+            rows = _counted(rows, progress)
+        report = verify_rows(walk.rows(rows), records=self.batch_records())
         report = attrs.evolve(report, roots=walk.roots)
         if not report.ok:
             return report
