@@ -135,7 +135,7 @@ def test_bad_setting_is_a_configuration_error(tmp_path: Any) -> None:
     cfg = DeploymentConfig.from_dict({"store": str(tmp_path / "x.sqlite3"),
                                       "plugins": ["lawv", "receipts"],
                                       "settings": {"lawv": {"gap_vote": "maybe"}}})
-    with pytest.raises(ConfigError, match=r"settings\.lawv\.gap_vote: .*maybe"):
+    with pytest.raises(ConfigError, match=r"\[settings\.lawv\] gap_vote: .*maybe"):
         Deployment(cfg, plugins=[lawv_receipts_standin], create=True)
 
 

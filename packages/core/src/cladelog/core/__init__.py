@@ -70,6 +70,7 @@ if TYPE_CHECKING:  # the export list: one public name a line
     from .store import PreparedEvent as PreparedEvent
     from .store import VerifyReport as VerifyReport
     from .store import open_store as open_store
+    from .store import redact_url as redact_url
     from .strictjson import JSONInputError as JSONInputError
     from .strictjson import loads_strict as loads_strict
     from .strictjson import read_json_file as read_json_file

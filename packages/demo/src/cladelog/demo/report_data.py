@@ -358,7 +358,7 @@ def _candidates(states: Mapping[str, Any]) -> list[str]:
 def _store_label(url: str) -> str:
     """How the report names the store: an SQLite store as the absolute path of its file
     (a reader can open it from anywhere), any other store by its URL without a password."""
-    from cladelog.core.store import redact_url
+    from cladelog.core import redact_url
 
     prefix = "sqlite:///"
     if url.startswith(prefix):
