@@ -8,7 +8,6 @@ import attrs
 import click
 from cladelog.core import (
     HELP_SETTINGS,
-    ConfigError,
     PluginInfo,
     Projection,
     RecordedEvent,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import cattrs
