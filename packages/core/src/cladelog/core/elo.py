@@ -276,6 +276,15 @@ def _bound(name: str, value: object) -> float:
 
 
 def _counts(counts: object) -> tuple[int, ...]:
+    if type(counts) is list or type(counts) is tuple:  # the common case, checked in one pass
+        checked = tuple(counts)
+        if len(checked) in (3, 5) and any(checked):
+            for count in checked:
+                if type(count) is not int or not 0 <= count <= MAX_COUNT:
+                    break
+            else:
+                return checked
+    # anything else: the checks one by one, raising with the field's name
     if not isinstance(counts, (list, tuple)):
         raise EloInputError(
             f"counts: must be a list or tuple of 3 or 5 counts, got {type(counts).__name__}"
@@ -352,7 +361,18 @@ def _sample_of(checked: tuple[int, ...]) -> _Sample:
 
 
 def _two_sided_z(confidence: object) -> float:
-    level = _open_unit("confidence", confidence)
+    if type(confidence) is float:  # hashable and not a bool: the cached quantile
+        return _two_sided_z_of(confidence)
+    return _z_of(_open_unit("confidence", confidence))
+
+
+@functools.lru_cache(maxsize=8)
+def _two_sided_z_of(confidence: float) -> float:
+    """:func:`_two_sided_z` of a float (cached: every estimate asks for the same level)."""
+    return _z_of(_open_unit("confidence", confidence))
+
+
+def _z_of(level: float) -> float:
     # Lower-tail quantile, negated: (1 - level) / 2 is never rounded to 0.
     return -_STANDARD_NORMAL.inv_cdf((1.0 - level) / 2.0)
 
@@ -541,7 +561,7 @@ def _secular_denominators(probs: Sequence[float], offsets: Sequence[float]) -> l
             others.append((p * b, extreme - b, b))
 
     def scaled(w: float) -> float:
-        return edge + w * math.fsum(pb * extreme / (gap + w * b) for pb, gap, b in others)
+        return edge + w * math.fsum([pb * extreme / (gap + w * b) for pb, gap, b in others])
 
     root = _brent_root(scaled, 0.0, 1.0, edge, at_zero)
     return [(extreme - b + root * b) / extreme for b in offsets]
