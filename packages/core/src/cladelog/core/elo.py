@@ -277,13 +277,13 @@ def _bound(name: str, value: object) -> float:
 
 def _counts(counts: object) -> tuple[int, ...]:
     if type(counts) is list or type(counts) is tuple:  # the common case, checked in one pass
-        checked = tuple(counts)
-        if len(checked) in (3, 5) and any(checked):
-            for count in checked:
+        plain = tuple(counts)
+        if len(plain) in (3, 5) and any(plain):
+            for count in plain:
                 if type(count) is not int or not 0 <= count <= MAX_COUNT:
                     break
             else:
-                return checked
+                return plain
     # anything else: the checks one by one, raising with the field's name
     if not isinstance(counts, (list, tuple)):
         raise EloInputError(
