@@ -669,6 +669,19 @@ def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
     ``alpha`` is the false-positive rate, ``beta`` the false-negative rate;
     both lie in (0, 1) and ``alpha + beta < 1``, so that ``A < 0 < B``.
     """
+    if type(alpha) is float and type(beta) is float:  # hashable, not bools: cached
+        return _sprt_bounds_of(alpha, beta)
+    return _sprt_bounds(alpha, beta)
+
+
+@functools.lru_cache(maxsize=16)
+def _sprt_bounds_of(alpha: float, beta: float) -> tuple[float, float]:
+    """:func:`sprt_bounds` of two floats (cached: a register checks the same rates again
+    and again, once when parsing a criterion and once when recomputing it)."""
+    return _sprt_bounds(alpha, beta)
+
+
+def _sprt_bounds(alpha: object, beta: object) -> tuple[float, float]:
     a = _open_unit("alpha", alpha)
     b = _open_unit("beta", beta)
     if not a + b < 1.0:

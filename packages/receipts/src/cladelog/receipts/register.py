@@ -255,6 +255,8 @@ class _Fail(Exception):
 
 _NUMBERS: Final = (int, float)  # not bool: type(True) is bool
 _ARRAYS: Final = (list, tuple)
+# leaves that are the same JSON value exactly when both have this type and are ==
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 #: How far a recorded recomputation's numbers may lie from a fresh one in
 #: :meth:`Register.verify` (relative, or absolute below 1): the arithmetic may move in the
 #: last digits between versions (the LLR's root finder) or machines (libm), never by this.
@@ -280,8 +282,12 @@ def same_json(a: object, b: object, tolerance: float = 0.0) -> bool:
         assert isinstance(a, dict) and isinstance(b, dict)
         if a.keys() != b.keys():
             return False
-        for key, value in a.items():  # noqa: SIM110 - no generator: a hot path of verify
-            if not same_json(value, b[key], tolerance):
+        for key, value in a.items():  # no generator: a hot path of verify
+            other = b[key]
+            # equal leaves of one type (most of them) without a call
+            if type(value) is type(other) and type(value) in _SCALARS and value == other:
+                continue
+            if not same_json(value, other, tolerance):
                 return False
         return True
     if ta is list or ta is tuple:
@@ -301,7 +307,9 @@ def _close(a: float, b: float, tolerance: float) -> bool:
 def _same_items(a: Sequence[object], b: Sequence[object], tolerance: float) -> bool:
     if len(a) != len(b):
         return False
-    for x, y in zip(a, b, strict=True):  # noqa: SIM110 - as above
+    for x, y in zip(a, b, strict=True):  # as above
+        if type(x) is type(y) and type(x) in _SCALARS and x == y:
+            continue
         if not same_json(x, y, tolerance):
             return False
     return True
