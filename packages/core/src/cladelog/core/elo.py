@@ -326,8 +326,8 @@ class _Sample:
 
 
 def _moments(values: Sequence[float], probs: Sequence[float]) -> tuple[float, float]:
-    mean = math.fsum(p * a for a, p in zip(values, probs, strict=True))
-    var = math.fsum(p * (a - mean) ** 2 for a, p in zip(values, probs, strict=True))
+    mean = math.fsum([p * a for a, p in zip(values, probs, strict=True)])
+    var = math.fsum([p * (a - mean) ** 2 for a, p in zip(values, probs, strict=True)])
     return mean, var
 
 
@@ -451,10 +451,10 @@ def normalized_elo(counts: Sequence[int], confidence: float = 0.95) -> Normalize
     sample = _sample(counts)
     sd = math.sqrt(sample.var)
     third = math.fsum(
-        p * (a - sample.mean) ** 3 for a, p in zip(sample.values, sample.probs, strict=True)
+        [p * (a - sample.mean) ** 3 for a, p in zip(sample.values, sample.probs, strict=True)]
     )
     fourth = math.fsum(
-        p * (a - sample.mean) ** 4 for a, p in zip(sample.values, sample.probs, strict=True)
+        [p * (a - sample.mean) ** 4 for a, p in zip(sample.values, sample.probs, strict=True)]
     )
     skewness = third / sample.var**1.5
     excess_kurtosis = fourth / sample.var**2 - 3.0
@@ -547,7 +547,7 @@ def _secular_denominators(probs: Sequence[float], offsets: Sequence[float]) -> l
     bottom = min(offsets)
     if not (top > 0.0 > bottom):
         return None
-    at_zero = math.fsum(p * b for p, b in zip(probs, offsets, strict=True))
+    at_zero = math.fsum([p * b for p, b in zip(probs, offsets, strict=True)])
     if at_zero == 0.0:
         return [1.0] * len(offsets)
     # f(0) < 0: root at x < 0, near -1/top; f(0) > 0: root at x > 0, near -1/bottom.
@@ -602,8 +602,10 @@ def _mle_with_t_value(sample: _Sample, target: float) -> list[float] | None:
 
 def _log_ratio(sample: _Sample, null: Sequence[float], alternative: Sequence[float]) -> float:
     per_sample = math.fsum(
-        p * (math.log(q1) - math.log(q0))
-        for p, q0, q1 in zip(sample.probs, null, alternative, strict=True)
+        [
+            p * (math.log(q1) - math.log(q0))
+            for p, q0, q1 in zip(sample.probs, null, alternative, strict=True)
+        ]
     )
     return sample.size * per_sample
 
