@@ -125,7 +125,7 @@ def record_in_parts(reg: Any, envelopes: list[dict[str, Any]]) -> dict[str, floa
             recorded = reg.deployment.append(
                 [NewEvent(REGISTER_STREAM, ENTRY_RECORDED.name, p.event_data())
                  for p in prepared], expected_versions={REGISTER_STREAM: state["size"]})
-            reg._fold_own(cached, recorded)  # as record() does: no re-read of its own events
+            reg._fold_own(cached, recorded, tuple(p.entry_hash for p in prepared))  # as record()
         parts["append"] += t.cpu
     return parts
 

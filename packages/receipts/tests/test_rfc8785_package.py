@@ -44,3 +44,25 @@ def test_signed_hashed_and_logged_bytes_match_rfc8785(index: int) -> None:
     assert receipt_leaf(envelope) == rfc8785.dumps(envelope)
     assert entry_hash(entry) == hashlib.sha256(rfc8785.dumps(entry)).hexdigest()
     assert statement["subject"][0]["digest"]["sha256"] == entry_hash(entry)
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_opened_entry_hash_is_the_reference_hash_read_off_the_payload(
+        index: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # open_receipt takes the entry's hash from the verified payload's bytes instead of
+    # re-encoding the entry; it must be the reference package's hash of the entry, and
+    # must not come from the re-encoding fallback (which this test makes fail loudly).
+    from cladelog.receipts import receipt as receipt_module
+    from cladelog.receipts.receipt import open_receipt
+
+    keys = Keys()
+    entry = _documents()[index]
+    envelope = make_receipt(entry, keys.oracle)
+    verifier = keys.oracle.verifier()
+
+    def refuse(doc: object) -> str:
+        raise AssertionError("entry re-encoded")
+
+    monkeypatch.setattr(receipt_module, "entry_hash", refuse)
+    opened = open_receipt(envelope, {verifier.key_ref: verifier.verify})
+    assert opened.entry_hash == hashlib.sha256(rfc8785.dumps(entry)).hexdigest()

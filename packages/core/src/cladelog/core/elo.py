@@ -276,6 +276,15 @@ def _bound(name: str, value: object) -> float:
 
 
 def _counts(counts: object) -> tuple[int, ...]:
+    if type(counts) is list or type(counts) is tuple:  # the common case, checked in one pass
+        plain = tuple(counts)
+        if len(plain) in (3, 5) and any(plain):
+            for count in plain:
+                if type(count) is not int or not 0 <= count <= MAX_COUNT:
+                    break
+            else:
+                return plain
+    # anything else: the checks one by one, raising with the field's name
     if not isinstance(counts, (list, tuple)):
         raise EloInputError(
             f"counts: must be a list or tuple of 3 or 5 counts, got {type(counts).__name__}"
@@ -317,8 +326,8 @@ class _Sample:
 
 
 def _moments(values: Sequence[float], probs: Sequence[float]) -> tuple[float, float]:
-    mean = math.fsum(p * a for a, p in zip(values, probs, strict=True))
-    var = math.fsum(p * (a - mean) ** 2 for a, p in zip(values, probs, strict=True))
+    mean = math.fsum([p * a for a, p in zip(values, probs, strict=True)])
+    var = math.fsum([p * (a - mean) ** 2 for a, p in zip(values, probs, strict=True)])
     return mean, var
 
 
@@ -352,7 +361,18 @@ def _sample_of(checked: tuple[int, ...]) -> _Sample:
 
 
 def _two_sided_z(confidence: object) -> float:
-    level = _open_unit("confidence", confidence)
+    if type(confidence) is float:  # hashable and not a bool: the cached quantile
+        return _two_sided_z_of(confidence)
+    return _z_of(_open_unit("confidence", confidence))
+
+
+@functools.lru_cache(maxsize=8)
+def _two_sided_z_of(confidence: float) -> float:
+    """:func:`_two_sided_z` of a float (cached: every estimate asks for the same level)."""
+    return _z_of(_open_unit("confidence", confidence))
+
+
+def _z_of(level: float) -> float:
     # Lower-tail quantile, negated: (1 - level) / 2 is never rounded to 0.
     return -_STANDARD_NORMAL.inv_cdf((1.0 - level) / 2.0)
 
@@ -431,10 +451,10 @@ def normalized_elo(counts: Sequence[int], confidence: float = 0.95) -> Normalize
     sample = _sample(counts)
     sd = math.sqrt(sample.var)
     third = math.fsum(
-        p * (a - sample.mean) ** 3 for a, p in zip(sample.values, sample.probs, strict=True)
+        [p * (a - sample.mean) ** 3 for a, p in zip(sample.values, sample.probs, strict=True)]
     )
     fourth = math.fsum(
-        p * (a - sample.mean) ** 4 for a, p in zip(sample.values, sample.probs, strict=True)
+        [p * (a - sample.mean) ** 4 for a, p in zip(sample.values, sample.probs, strict=True)]
     )
     skewness = third / sample.var**1.5
     excess_kurtosis = fourth / sample.var**2 - 3.0
@@ -527,7 +547,7 @@ def _secular_denominators(probs: Sequence[float], offsets: Sequence[float]) -> l
     bottom = min(offsets)
     if not (top > 0.0 > bottom):
         return None
-    at_zero = math.fsum(p * b for p, b in zip(probs, offsets, strict=True))
+    at_zero = math.fsum([p * b for p, b in zip(probs, offsets, strict=True)])
     if at_zero == 0.0:
         return [1.0] * len(offsets)
     # f(0) < 0: root at x < 0, near -1/top; f(0) > 0: root at x > 0, near -1/bottom.
@@ -541,7 +561,7 @@ def _secular_denominators(probs: Sequence[float], offsets: Sequence[float]) -> l
             others.append((p * b, extreme - b, b))
 
     def scaled(w: float) -> float:
-        return edge + w * math.fsum(pb * extreme / (gap + w * b) for pb, gap, b in others)
+        return edge + w * math.fsum([pb * extreme / (gap + w * b) for pb, gap, b in others])
 
     root = _brent_root(scaled, 0.0, 1.0, edge, at_zero)
     return [(extreme - b + root * b) / extreme for b in offsets]
@@ -582,8 +602,10 @@ def _mle_with_t_value(sample: _Sample, target: float) -> list[float] | None:
 
 def _log_ratio(sample: _Sample, null: Sequence[float], alternative: Sequence[float]) -> float:
     per_sample = math.fsum(
-        p * (math.log(q1) - math.log(q0))
-        for p, q0, q1 in zip(sample.probs, null, alternative, strict=True)
+        [
+            p * (math.log(q1) - math.log(q0))
+            for p, q0, q1 in zip(sample.probs, null, alternative, strict=True)
+        ]
     )
     return sample.size * per_sample
 
@@ -649,6 +671,19 @@ def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
     ``alpha`` is the false-positive rate, ``beta`` the false-negative rate;
     both lie in (0, 1) and ``alpha + beta < 1``, so that ``A < 0 < B``.
     """
+    if type(alpha) is float and type(beta) is float:  # hashable, not bools: cached
+        return _sprt_bounds_of(alpha, beta)
+    return _sprt_bounds(alpha, beta)
+
+
+@functools.lru_cache(maxsize=16)
+def _sprt_bounds_of(alpha: float, beta: float) -> tuple[float, float]:
+    """:func:`sprt_bounds` of two floats (cached: a register checks the same rates again
+    and again, once when parsing a criterion and once when recomputing it)."""
+    return _sprt_bounds(alpha, beta)
+
+
+def _sprt_bounds(alpha: object, beta: object) -> tuple[float, float]:
     a = _open_unit("alpha", alpha)
     b = _open_unit("beta", beta)
     if not a + b < 1.0:

@@ -271,12 +271,21 @@ def entry_hash(entry: Mapping[str, Any] | Entry) -> str:
 # finite numbers, booleans, how a bad value is shown) are core's (cladelog.core.fields);
 # here they raise EntryError. Bounded, printable text and the claim bounds are receipts'.
 
+# Each helper first takes the plain case in one test (a value core's check accepts
+# unchanged), and hands everything else to core's check, which accepts or words the refusal.
 _shown = fields.shown
 _bool = functools.partial(fields.require_bool, error=EntryError)
-_count = functools.partial(fields.safe_count, error=EntryError)
+
+
+def _count(value: object, path: str) -> int:
+    if type(value) is int and 0 <= value <= MAX_SAFE_INTEGER:
+        return value
+    return fields.safe_count(value, path, EntryError)
 
 
 def _int(value: object, path: str) -> int:
+    if type(value) is int and 0 <= value <= MAX_SAFE_INTEGER:
+        return value
     return fields.require_int(value, path, error=EntryError)
 
 
@@ -292,6 +301,8 @@ def _object(value: object, path: str, required: frozenset[str],
 
 
 def _number(value: object, path: str, bound: float = _MAX_CLAIM) -> float:
+    if type(value) is float and -bound <= value <= bound:  # NaN fails the comparison
+        return value
     number = fields.finite_number(value, path, EntryError)
     if abs(number) > bound:
         raise EntryError(f"{path}: must lie in [-{bound:g}, {bound:g}], got {_shown(value)}")
@@ -299,6 +310,10 @@ def _number(value: object, path: str, bound: float = _MAX_CLAIM) -> float:
 
 
 def _text(value: object, path: str, limit: int = _MAX_NAME, multiline: bool = False) -> str:
+    # printable ASCII (no control character, no surrogate) that is not all spaces
+    if type(value) is str and value and len(value) <= limit and value.isascii() \
+            and value.isprintable() and not value.isspace():
+        return value
     text = fields.require_string(value, path, EntryError)
     if not text.strip():
         raise EntryError(f"{path}: must not be blank")

@@ -55,13 +55,13 @@ class _Anomaly(Exception):
     pass
 
 
-def _summary(data: dict[str, Any], position: int) -> dict[str, Any]:
+def _summary(data: dict[str, Any], position: int, digest: str | None = None) -> dict[str, Any]:
     entry = data["entry"]
     keyids = sorted({str(s["keyid"]) for s in data["envelope"].get("signatures", [])
                      if isinstance(s, dict) and isinstance(s.get("keyid"), str)})
     out: dict[str, Any] = {
         "seq": data["seq"], "kind": data["kind"], "position": position,
-        "prev": entry.get("prev"), "entry_hash": entry_hash(entry),
+        "prev": entry.get("prev"), "entry_hash": entry_hash(entry) if digest is None else digest,
         "leaf_hash": data["leaf_hash"], "flags": list(data["flags"]), "keyids": keyids,
     }
     for key in ("candidate", "baseline", "oracle", "epoch", "path", "reverts"):
@@ -78,7 +78,7 @@ def _summary(data: dict[str, Any], position: int) -> dict[str, Any]:
     return out
 
 
-def _on_entry(state: State, event: RecordedEvent) -> None:
+def _on_entry(state: State, event: RecordedEvent, digest: str | None = None) -> None:
     data = event.data
     seq, entry = data["seq"], data["entry"]
     if seq != state["size"]:
@@ -88,7 +88,7 @@ def _on_entry(state: State, event: RecordedEvent) -> None:
     if entry.get("prev") != state["head"]:
         raise _Anomaly(f"seq {seq}: prev does not link to the previous entry")
     try:
-        kept = _summary(data, event.position)
+        kept = _summary(data, event.position, digest)
     except (EntryError, ReceiptInputError, AttributeError, TypeError) as exc:
         raise _Anomaly(f"seq {seq}: unreadable entry ({exc})") from None
     state["entries"][str(seq)] = kept
@@ -142,6 +142,18 @@ def apply(state: State, event: RecordedEvent) -> State:
         return state
     try:
         handler(state, event)
+    except _Anomaly as exc:
+        state["anomalies"].append({"position": event.position, "type": event.type,
+                                   "reason": str(exc)})
+    return state
+
+
+def _apply_own(state: State, event: RecordedEvent, digest: str) -> State:
+    """:func:`apply` for a ``receipts.entry_recorded`` event the register itself just
+    appended, whose entry it hashed while checking the receipt (``digest`` is
+    :func:`entry_hash` of ``event.data["entry"]``): the same fold, without hashing again."""
+    try:
+        _on_entry(state, event, digest)
     except _Anomaly as exc:
         state["anomalies"].append({"position": event.position, "type": event.type,
                                    "reason": str(exc)})

@@ -13,6 +13,7 @@ canonical bytes of the whole envelope (:func:`receipt_leaf`).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -20,6 +21,7 @@ import attrs
 from cladelog.core.canonical import CanonicalError, canonical_bytes
 from cladelog.core.transparency.dsse import (
     PAYLOAD_TYPE_INTOTO,
+    STATEMENT_TYPE_V1,
     EnvelopeError,
     Verifier,
     sign_envelope,
@@ -35,6 +37,31 @@ __all__ = ["MAX_ENVELOPE_CHARS", "OpenedReceipt", "make_receipt", "open_receipt"
 
 #: Largest accepted ``payload`` member of an envelope, in base64 characters.
 MAX_ENVELOPE_CHARS: Final = 1_000_000
+
+
+# The canonical bytes of a receipt's statement around its predicate: RFC 8785 sorts the
+# members "_type" < "predicate" < "predicateType" < "subject", so the predicate's own
+# canonical bytes stand between these two (the tail ends with the subject and "}").
+_HEAD: Final = b'{"_type":' + canonical_bytes(STATEMENT_TYPE_V1) + b',"predicate":'
+_TAIL: Final = b',"predicateType":' + canonical_bytes(PREDICATE_TYPE) + b',"subject":'
+
+
+def _entry_digest(payload: bytes, statement: Mapping[str, Any], doc: Mapping[str, Any]) -> str:
+    """:func:`entry_hash` of ``doc``, read off the verified payload instead of re-encoded.
+
+    Only for a payload that is the canonical form of ``statement`` (the DSSE check made
+    sure) with exactly the four statement members, the in-toto type, the register's
+    predicate type and ``doc`` as predicate: its bytes between :data:`_HEAD` and the tail
+    are then the canonical bytes of ``doc``. Anything else is hashed the long way.
+    """
+    try:
+        tail = _TAIL + canonical_bytes(statement["subject"]) + b"}"
+    except (CanonicalError, KeyError):
+        return entry_hash(doc)
+    if len(payload) > len(_HEAD) + len(tail) and payload.startswith(_HEAD) \
+            and payload.endswith(tail):
+        return hashlib.sha256(payload[len(_HEAD):len(payload) - len(tail)]).hexdigest()
+    return entry_hash(doc)  # pragma: no cover - a canonical statement always matches
 
 
 def _subject(doc: Mapping[str, Any], digest: str | None = None) -> list[dict[str, Any]]:
@@ -117,7 +144,7 @@ def _open(envelope: object, verifiers: Mapping[str, Verifier], where: str) -> Op
         raise ReceiptInputError(f"statement: unexpected members {sorted(extra)}")
     doc = verified.predicate
     entry = parse_entry(doc)
-    digest = entry_hash(doc)
+    digest = _entry_digest(verified.payload, statement, doc)
     if statement["subject"] != _subject(doc, digest):
         raise EntryError("statement.subject: must be [{name: register-entry-<seq>, digest: "
                          "{sha256: <entry hash>}}] for this entry")

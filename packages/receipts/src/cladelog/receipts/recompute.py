@@ -128,7 +128,9 @@ class StageRecomputation:
                     "llr_upper_bound": self.llr_upper_bound}
         if self.threshold is not None:
             out["threshold"] = self.threshold
-        return {k: _json_number(v) for k, v in out.items()}
+        # _json_number inlined (a call per member was a tenth of the recomputation)
+        return {k: int(v) if type(v) is float and v.is_integer() and abs(v) < 2.0**53 else v
+                for k, v in out.items()}
 
 
 @attrs.frozen

@@ -62,7 +62,7 @@ from .events import (
     KEYS_STREAM,
     REGISTER_STREAM,
 )
-from .projections import PROJECTION_NAME, State, key_is_valid, latest_checkpoint
+from .projections import PROJECTION_NAME, State, _apply_own, apply, key_is_valid, latest_checkpoint
 from .receipt import open_receipt, receipt_leaf
 from .recompute import EPOCH_MISMATCH, recompute_entry
 from .settings import ON_MISMATCH
@@ -255,6 +255,8 @@ class _Fail(Exception):
 
 _NUMBERS: Final = (int, float)  # not bool: type(True) is bool
 _ARRAYS: Final = (list, tuple)
+# leaves that are the same JSON value exactly when both have this type and are ==
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 #: How far a recorded recomputation's numbers may lie from a fresh one in
 #: :meth:`Register.verify` (relative, or absolute below 1): the arithmetic may move in the
 #: last digits between versions (the LLR's root finder) or machines (libm), never by this.
@@ -280,8 +282,12 @@ def same_json(a: object, b: object, tolerance: float = 0.0) -> bool:
         assert isinstance(a, dict) and isinstance(b, dict)
         if a.keys() != b.keys():
             return False
-        for key, value in a.items():  # noqa: SIM110 - no generator: a hot path of verify
-            if not same_json(value, b[key], tolerance):
+        for key, value in a.items():  # no generator: a hot path of verify
+            other = b[key]
+            # equal leaves of one type (most of them) without a call
+            if type(value) is type(other) and type(value) in _SCALARS and value == other:
+                continue
+            if not same_json(value, other, tolerance):
                 return False
         return True
     if ta is list or ta is tuple:
@@ -301,7 +307,9 @@ def _close(a: float, b: float, tolerance: float) -> bool:
 def _same_items(a: Sequence[object], b: Sequence[object], tolerance: float) -> bool:
     if len(a) != len(b):
         return False
-    for x, y in zip(a, b, strict=True):  # noqa: SIM110 - as above
+    for x, y in zip(a, b, strict=True):  # as above
+        if type(x) is type(y) and type(x) in _SCALARS and x == y:
+            continue
         if not same_json(x, y, tolerance):
             return False
     return True
@@ -319,8 +327,10 @@ class Register:
                                     f"got {self.on_mismatch!r}")
         self.settings = settings
         self._cached: tuple[Head, State] | None = None
-        # events this register appended right after the cached head, not folded yet
-        self._own: tuple[tuple[Head, State], tuple[RecordedEvent, ...]] | None = None
+        # events this register appended right after the cached head, not folded yet, with
+        # the entry hashes of the receipts they record
+        self._own: tuple[tuple[Head, State], tuple[RecordedEvent, ...],
+                         tuple[str, ...] | None] | None = None
 
     # -- reading -------------------------------------------------------------------------
     def state(self) -> State:
@@ -407,11 +417,12 @@ class Register:
         cached = self._cached
         recorded: list[RecordedEvent] = self.deployment.append(
             events, expected_versions={REGISTER_STREAM: state["size"]})
-        self._fold_own(cached, recorded)
+        self._fold_own(cached, recorded, tuple(p.entry_hash for p in prepared))
         return recorded
 
     def _fold_own(self, cached: tuple[Head, State] | None,
-                  recorded: Sequence[RecordedEvent]) -> None:
+                  recorded: Sequence[RecordedEvent],
+                  digests: Sequence[str] | None = None) -> None:
         """Keep the events this register just appended, for :meth:`state` to fold.
 
         Only when they directly follow the cached head (nothing else was appended in
@@ -419,23 +430,32 @@ class Register:
         hashed by this very append, so reading them back and re-checking their chain
         would only repeat that work. They are folded at the next :meth:`state` call, not
         here, so a state a caller got before recording does not change under it.
+        ``digests`` are the entry hashes of the recorded receipts (``PreparedEntry.entry_hash``,
+        one per event), which the fold then does not compute again.
         """
         self._own = None
         if cached is None or self._cached is not cached or not recorded:
             return
         head = cached[0]
         if all(e.position == head.position + i for i, e in enumerate(recorded, 1)):
-            self._own = (cached, tuple(recorded))
+            known = tuple(digests) if digests is not None and \
+                len(digests) == len(recorded) else None
+            self._own = (cached, tuple(recorded), known)
 
     def _fold_own_events(self) -> None:
         own, self._own = self._own, None
         if own is None or own[0] is not self._cached:
             return
-        (_, state), recorded = own
+        (_, state), recorded, digests = own
         self._cached = None  # a failure half-way must not leave a half-folded cache
-        apply = self._projection().apply
-        for event in recorded:
-            state = apply(state, event)
+        fold = self._projection().apply
+        if digests is not None and fold is apply:  # the entry hashes are known: not again
+            for event, digest in zip(recorded, digests, strict=True):
+                state = _apply_own(state, event, digest) \
+                    if event.type == ENTRY_RECORDED.name else fold(state, event)
+        else:
+            for event in recorded:
+                state = fold(state, event)
         last = recorded[-1]
         self._cached = (Head(last.position, last.hash), state)
 
