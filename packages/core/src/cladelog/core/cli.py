@@ -178,32 +178,28 @@ def _disabled_plugins_hint(ctx: click.Context) -> str:
     return ""
 
 
-class OneLineCommand(click.Command):
+class _OneLineUsage(click.Command):
+    """Usage errors met while parsing this command's own arguments become one line."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise _one_line_usage(exc) from None
+
+
+class OneLineCommand(_OneLineUsage):
     """A click command whose usage errors (an unknown option, a missing or bad value) are
     one ``error:`` line naming its help, exit 2, as everywhere under ``cladelog``. For a
     command that also runs outside the ``cladelog`` root (a console script of its own)."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.exceptions.NoArgsIsHelpError:
-            raise
-        except click.UsageError as exc:
-            raise _one_line_usage(exc) from None
 
-
-class OneLineGroup(click.Group):
+class OneLineGroup(_OneLineUsage, click.Group):
     """A click group whose usage errors, and those of every command below it, are one
     ``error:`` line naming the help, exit 2 (the root of a console script of its own;
     under the ``cladelog`` root every group already is)."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.exceptions.NoArgsIsHelpError:
-            raise
-        except click.UsageError as exc:
-            raise _one_line_usage(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
