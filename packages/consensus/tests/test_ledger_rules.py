@@ -314,3 +314,19 @@ def test_unbonding_jailed_and_late_votes_count_where_frozen_in() -> None:
     d.tick(2)
     with pytest.raises(ConsensusInputError, match="closed"):
         d.vote("v4", "a", "accept", epoch=2)            # the window 0..2 has ended
+
+
+def test_evidence_against_a_validator_outside_the_frozen_set_is_refused() -> None:
+    """A validator that bonded after a proposal opened is not in its frozen set: its vote
+    on it would be refused (rule 4), so two conflicting statements on it are no offense,
+    and nothing is slashed."""
+    d = Driver(FOUR)
+    d.propose("a")
+    d.bond("late", 10)                         # joins sets frozen from now on, not a's
+    assert "late" not in d.state["proposals"]["a"]["frozen"]
+    one = d.statement("late", "a", "accept", epoch=0)
+    two = d.statement("late", "a", "reject", epoch=0)
+    with pytest.raises(ConsensusInputError, match="not in the frozen validator set"):
+        d.apply("evidence", {"first": one, "second": two})
+    assert d.stake("late") == 10
+    assert d.state["evidence"] == {}

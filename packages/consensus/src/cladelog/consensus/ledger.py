@@ -448,6 +448,11 @@ class Ledger:
         self.validator(vid)
         p1 = self._check_vote_statement(one, "evidence.first")
         p2 = self._check_vote_statement(two, "evidence.second")
+        for where, proposal in (("evidence.first", p1), ("evidence.second", p2)):
+            if vid not in proposal["frozen"]:  # as its vote would be refused: no power
+                raise _fail(f"{where}: {vid!r} is not in the frozen validator set of "
+                            f"{proposal['candidate']!r}, so its statement on it is no vote "
+                            "and no offense")
         later = max(one["epoch"], two["epoch"])
         if p1 is p2:
             if one["decision"] == two["decision"]:
