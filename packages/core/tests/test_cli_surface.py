@@ -359,54 +359,6 @@ default_tag = "inbox"
 """
 
 
-def test_enable_and_disable_keep_comments_and_check_requires(run: Any, tmp_path: Path) -> None:
-    import tomllib
-
-    write(tmp_path / "cladelog.toml", DEPLOYMENT)
-    r = run("plugins", "enable", "fork-score")
-    assert r.exit_code == 0, r.stderr
-    assert r.stdout == "enabled fork-score in cladelog.toml (plugins: notes, fork-score)\n"
-    text = (tmp_path / "cladelog.toml").read_text()
-    assert text.startswith("# the operator's own words\n")
-    assert '  "notes",  # the example plugin\n' in text and "# a comment inside the table" in text
-    assert tomllib.loads(text)["plugins"] == ["notes", "fork-score"]
-    assert run("plugins", "enable", "fork-score").stdout.startswith("nothing to change")
-    # requires: complexity-term needs fork-score; disabling fork-score first is refused
-    doc = json.loads(run("plugins", "enable", "complexity-term", "--json").stdout)
-    assert doc["enabled"] == ["complexity-term"]
-    assert doc["plugins"] == ["notes", "fork-score", "complexity-term"]
-    before = (tmp_path / "cladelog.toml").read_text()
-    r = run("plugins", "disable", "fork-score")
-    assert (r.exit_code, r.stdout) == (2, "")
-    assert r.stderr == (
-        "error: NAME: 'fork-score' is required by 'complexity-term', which "
-        "stays enabled (disable 'complexity-term' too, or first)\n"
-    )
-    assert (tmp_path / "cladelog.toml").read_text() == before  # nothing written
-    assert run("plugins", "disable", "complexity-term", "fork-score").exit_code == 0
-    assert tomllib.loads((tmp_path / "cladelog.toml").read_text())["plugins"] == ["notes"]
-    assert run("init").exit_code == 0 and run("status").exit_code == 0  # it still opens
-
-
-def test_enable_refuses_what_cannot_work(run: Any, tmp_path: Path) -> None:
-    write(tmp_path / "cladelog.toml", DEPLOYMENT)
-    r = run("plugins", "enable", "complexity-term")
-    assert r.exit_code == 2
-    assert r.stderr == (
-        "error: plugins: 'complexity-term' requires 'fork-score', which this "
-        "deployment does not enable (enable them together: cladelog plugins "
-        "enable fork-score complexity-term)\n"
-    )
-    r = run("plugins", "enable", "fork-scor")
-    assert r.exit_code == 2 and r.stderr.startswith(
-        "error: NAME: 'fork-scor' is not an installed plugin (did you mean 'fork-score'?)"
-    )
-    assert (tmp_path / "cladelog.toml").read_text() == DEPLOYMENT
-    (tmp_path / "cladelog.toml").unlink()
-    r = run("plugins", "enable", "notes")
-    assert r.exit_code == 2 and r.stderr.startswith("error: no cladelog.toml found")
-
-
 def test_disable_keeps_the_plugins_settings_as_comments(run: Any, tmp_path: Path) -> None:
     import tomllib
 
@@ -497,14 +449,3 @@ def test_on_a_terminal_the_bar_is_shown_without_asking_and_stdout_stays_json(
     r = notes("export", "t.jsonl", "--json")
     assert json.loads(r.stdout)["exported"] == 4
     assert "exporting" in r.stderr
-
-
-def test_enable_through_a_symlink_edits_the_file_it_names(run: Any, tmp_path: Path) -> None:
-    real = tmp_path / "conf" / "real.toml"
-    real.parent.mkdir()
-    write(real, DEPLOYMENT)
-    real.chmod(0o640)
-    (tmp_path / "cladelog.toml").symlink_to(real)
-    assert run("plugins", "enable", "fork-score").exit_code == 0
-    assert (tmp_path / "cladelog.toml").is_symlink()
-    assert '"fork-score"' in real.read_text() and real.stat().st_mode & 0o777 == 0o640
