@@ -110,21 +110,27 @@ def test_no_readme_or_doc_page_holds_a_machine_path() -> None:
 
 
 @pytest.mark.slow
-def test_the_core_wheel_built_from_the_repository_holds_licence_and_marker(
-        tmp_path: Path) -> None:
+@pytest.mark.parametrize("folder", PACKAGES)
+def test_each_wheel_built_from_the_repository_is_pure_and_holds_licence_and_marker(
+        folder: str, tmp_path: Path) -> None:
+    """CI builds every package's wheel: each is pure Python (``py3-none-any``, no compiled
+    module: what each README states), with the licence and the typed marker."""
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path),
-         str(ROOT / "packages" / "core")],
+         str(ROOT / "packages" / folder)],
         capture_output=True, text=True, timeout=600, check=False)
     assert built.returncode == 0, built.stderr[-2000:]
-    (wheel,) = tmp_path.glob("cladelog_core-*.whl")
+    dist = project(folder)["name"].replace("-", "_")
+    (wheel,) = tmp_path.glob(f"{dist}-*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
         info = next(n for n in names if n.endswith(".dist-info/METADATA"))
         metadata = zf.read(info).decode("utf-8")
         licence = next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))
         assert zf.read(licence).decode("utf-8") == (ROOT / "LICENSE").read_text("utf-8")
-    assert "cladelog/core/py.typed" in names
+    assert f"cladelog/{folder.replace('-', '_')}/py.typed" in names
+    assert not [n for n in names if n.endswith((".so", ".pyd", ".c"))]
     assert "License-Expression: MIT" in metadata.splitlines()
     assert "Classifier: Typing :: Typed" in metadata.splitlines()
     assert any(line.startswith("Project-URL: Documentation, https://")
