@@ -23,6 +23,8 @@ from cladelog.core.transparency.merkle import (
     verify_consistency,
     verify_inclusion,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def _h(data: bytes) -> bytes:
@@ -329,3 +331,25 @@ def test_large_tree_proofs_verify() -> None:
         verify_inclusion(leaf_hash(i.to_bytes(4, "big")), i, n, proof, root)
     for m in (1, 4096, 65_536, 77_777, n - 1):
         verify_consistency(m, n, t.consistency_proof(m), t.root(m), root)
+
+
+@given(st.lists(st.binary(max_size=40), max_size=70), st.integers(0, 70),
+       st.sampled_from([1, 2, 4]))
+def test_extend_tree_hashes_leaf_data_as_rfc9162_leaves(data, split, every) -> None:
+    """``leaf_data=True`` is the same as extending by the RFC 9162 leaf hashes (computed
+    here with hashlib), in any split of the appends, with or without the leaves."""
+    import hashlib
+
+    from cladelog.core.transparency.merkle import extend_tree
+
+    hashed = [hashlib.sha256(b"\x00" + d).digest() for d in data]
+    split = min(split, len(data))
+    for leaves in (True, False):
+        a_nodes, a_peaks = extend_tree(0, [], hashed[:split], every=every, leaves=leaves)
+        b_nodes, b_peaks = extend_tree(0, [], data[:split], every=every, leaves=leaves,
+                                       leaf_data=True)
+        a2, a_peaks = extend_tree(split, a_peaks, hashed[split:], every=every, leaves=leaves)
+        b2, b_peaks = extend_tree(split, b_peaks, data[split:], every=every, leaves=leaves,
+                                  leaf_data=True)
+        assert a_nodes + a2 == b_nodes + b2 and a_peaks == b_peaks
+        assert leaves or all(level > 0 for level, _, _ in b_nodes + b2)

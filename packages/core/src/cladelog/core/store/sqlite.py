@@ -297,6 +297,8 @@ class SQLiteStore(EventStore):
         db.execute("ALTER TABLE events_v2 RENAME TO events")
 
     def _insert_nodes(self, nodes: Sequence[tree.NodeRow], size: int) -> None:
+        if not nodes:  # 15 appends of 16 at batch 1 complete no stored node
+            return
         try:
             self._db.executemany(_INSERT_NODE, nodes)
         except sqlite3.IntegrityError as exc:

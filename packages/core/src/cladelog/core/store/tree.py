@@ -166,10 +166,9 @@ def _grow(size: int, peaks: list[bytes], chain_hashes: list[str]
           ) -> tuple[list[NodeRow], list[bytes]]:
     """:func:`~cladelog.core.transparency.merkle.extend_tree` over the events' leaf
     hashes, keeping the stored levels only."""
-    sha256, fromhex = _sha256, bytes.fromhex
-    leaves = [sha256(b"\x00" + fromhex(h)).digest() for h in chain_hashes]
     try:
-        return extend_tree(size, peaks, leaves, every=STRIDE, leaves=False)
+        return extend_tree(size, peaks, map(bytes.fromhex, chain_hashes), every=STRIDE,
+                           leaves=False, leaf_data=True)
     except ProofError as exc:
         raise StoreError(f"store: {exc}") from None
 

@@ -291,27 +291,36 @@ def extend_tree(
     *,
     every: int = 1,
     leaves: bool = True,
+    leaf_data: bool = False,
 ) -> tuple[list[tuple[int, int, bytes]], list[bytes]]:
     """Append already-hashed leaves to a tree of ``size`` leaves whose peak hashes are
     ``peaks`` (in :func:`peak_nodes` order). Return the complete subtrees the appends
     create at the levels that are multiples of ``every``, as ``(level, index, hash)``
     (the leaves themselves, level 0, only when ``leaves``), and the new peaks.
 
+    With ``leaf_data`` the items are the leaves' bytes, hashed here
+    (:func:`leaf_hash`), not their hashes.
+
     Each leaf creates itself and one node per trailing 1 bit of its index: amortised two
     nodes per leaf, at most ``log2(n) + 1``.
     """
-    if len(peaks) != bin(size).count("1"):
-        raise ProofError(f"peaks: a tree of size {size} has {bin(size).count('1')} peaks, "
+    if len(peaks) != size.bit_count():
+        raise ProofError(f"peaks: a tree of size {size} has {size.bit_count()} peaks, "
                          f"got {len(peaks)}")
-    stack = [bytes(p) for p in peaks]
+    stack = [p if type(p) is bytes else bytes(p) for p in peaks]
     nodes: list[tuple[int, int, bytes]] = []
     keep = nodes.append
     n = size
     sha256 = hashlib.sha256
-    prefix = _NODE_PREFIX
+    prefix, leaf_prefix = _NODE_PREFIX, _LEAF_PREFIX
     pop, push = stack.pop, stack.append
     for h in leaf_hashes:
-        acc = h if type(h) is bytes and len(h) == HASH_SIZE else _check_hash("leaf_hash", h)
+        if leaf_data:
+            acc = sha256(leaf_prefix + h).digest()
+        elif type(h) is bytes and len(h) == HASH_SIZE:
+            acc = h
+        else:
+            acc = _check_hash("leaf_hash", h)
         if leaves:
             keep((0, n, acc))
         if n & 1:
