@@ -227,6 +227,7 @@ def chain_batch(
     prev: str,
     versions: dict[str, int],
     now: str,
+    digests: list[bytes] | None = None,
 ) -> tuple[list[RecordedEvent], list[RawRow]]:
     """Number, lay out and chain a batch after the event at ``position`` (hash ``prev``).
 
@@ -234,12 +235,14 @@ def chain_batch(
     (:class:`~cladelog.core.store.base.PreparedEvent`); ``parts`` are the canonical bytes of
     each one's data and meta; ``versions`` (each stream's version, updated in place) and
     ``now`` (every event's ``recorded_at``). Returns the events and the rows a store
-    inserts. Raises :class:`InputError` naming the event and member that cannot be in a
-    body.
+    inserts; ``digests``, when given, receives each event's chain hash as its 32 raw bytes
+    (what the store's Merkle tree hashes as the leaf). Raises :class:`InputError` naming
+    the event and member that cannot be in a body.
     """
     out: list[RecordedEvent] = []
     rows: list[RawRow] = []
     sha256 = hashlib.sha256
+    keep_digest = None if digests is None else digests.append
     prev_raw = _GENESIS_RAW if prev == GENESIS_HASH else bytes.fromhex(prev)
     try:
         time_q = quote(now, "recorded_at")
@@ -274,6 +277,8 @@ def chain_batch(
         )
         prev_raw = sha256(prev_raw + body).digest()
         hex_hash = prev_raw.hex()
+        if keep_digest is not None:
+            keep_digest(prev_raw)
         out.append(
             new_event(
                 (

@@ -252,8 +252,10 @@ def build_rows(
     current_versions: Mapping[str, int],
     expected_versions: Mapping[str, int] | None,
     clock: Callable[[], str] | None = None,
+    digests: list[bytes] | None = None,
 ) -> tuple[list[RecordedEvent], list[RawRow]]:
-    """:func:`build_batch`, plus each event as the row a store inserts (a :data:`RawRow`)."""
+    """:func:`build_batch`, plus each event as the row a store inserts (a :data:`RawRow`);
+    ``digests`` receives the chain hashes' raw bytes (:func:`~cladelog.core.body.chain_batch`)."""
     if not isinstance(batch, EncodedBatch):
         batch = encode_batch(batch)
     if expected_versions:
@@ -262,7 +264,7 @@ def build_rows(
             if actual != expected:
                 raise ConcurrencyError(stream, expected, actual)
     return chain_batch(batch.events, batch.parts, head.position, head.hash,
-                       dict(current_versions), (clock or utc_now)())
+                       dict(current_versions), (clock or utc_now)(), digests)
 
 
 def write_chunks(

@@ -378,11 +378,13 @@ class SQLiteStore(EventStore):
                 ).fetchone()[0]
                 current[s] = v or 0
             head = self._head()
-            recorded, rows = build_rows(batch, head, current, expected_versions, clock)
+            digests: list[bytes] = []
+            recorded, rows = build_rows(batch, head, current, expected_versions, clock,
+                                        digests)
             db.executemany(_INSERT, rows)
             if self._keep_tree:
-                nodes, state = tree.extension(head, (e.hash for e in recorded),
-                                              self._tree_state, self.tree_ranges)
+                nodes, state = tree.extension(head, digests, self._tree_state,
+                                              self.tree_ranges, raw=True)
                 self._insert_nodes(nodes, head.position)
             if idempotency_key is not None:
                 db.execute(

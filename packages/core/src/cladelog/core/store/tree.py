@@ -142,13 +142,16 @@ class TreeState:
 
 def extension(
     head: Head,
-    chain_hashes: Iterable[str],
+    chain_hashes: Iterable[str] | Iterable[bytes],
     cached: TreeState | None,
     read_ranges: RangeReader,
+    *,
+    raw: bool = False,
 ) -> tuple[list[NodeRow], TreeState]:
-    """The rows an append of events with ``chain_hashes`` after ``head`` creates, and the
-    tree state after it. The peaks of the tree at ``head`` come from ``cached`` when it
-    is for this very head, else from the store (inside the append's transaction)."""
+    """The rows an append of events with ``chain_hashes`` (hex, or with ``raw`` their 32
+    bytes) after ``head`` creates, and the tree state after it. The peaks of the tree at
+    ``head`` come from ``cached`` when it is for this very head, else from the store
+    (inside the append's transaction)."""
     size = head.position
     if cached is not None and cached.head == head:
         peaks = cached.peaks
@@ -156,19 +159,24 @@ def extension(
         wanted = peak_nodes(size)
         got = fetch(wanted, read_ranges)
         peaks = [got[n] for n in wanted]
-    hashes = list(chain_hashes)
-    rows, new_peaks = _grow(size, peaks, hashes)
-    new_head = Head(size + len(hashes), hashes[-1]) if hashes else head
+    hashes: list[Any] = list(chain_hashes)
+    rows, new_peaks = _grow(size, peaks, hashes, raw=raw)
+    if not hashes:
+        new_head = head
+    else:
+        last = hashes[-1]
+        new_head = Head(size + len(hashes), last.hex() if raw else last)
     return rows, TreeState(new_head, new_peaks)
 
 
-def _grow(size: int, peaks: list[bytes], chain_hashes: list[str]
+def _grow(size: int, peaks: list[bytes], chain_hashes: list[Any], *, raw: bool = False
           ) -> tuple[list[NodeRow], list[bytes]]:
     """:func:`~cladelog.core.transparency.merkle.extend_tree` over the events' leaf
-    hashes, keeping the stored levels only."""
+    hashes (from their chain hashes: hex, or with ``raw`` bytes), keeping the stored
+    levels only."""
+    leaves = chain_hashes if raw else map(bytes.fromhex, chain_hashes)
     try:
-        return extend_tree(size, peaks, map(bytes.fromhex, chain_hashes), every=STRIDE,
-                           leaves=False, leaf_data=True)
+        return extend_tree(size, peaks, leaves, every=STRIDE, leaves=False, leaf_data=True)
     except ProofError as exc:
         raise StoreError(f"store: {exc}") from None
 
