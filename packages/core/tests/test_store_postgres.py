@@ -34,6 +34,33 @@ class TestPostgresConformance(StoreConformance):
         return pg_harness
 
 
+class _ByCopy:
+    """The harness, with every batch appended by COPY (chained in Python) instead of by
+    the server-side function: both paths must keep every guarantee."""
+
+    def __init__(self, harness: Any) -> None:
+        self._harness = harness
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._harness, name)
+
+    def new(self) -> Any:
+        store = self._harness.new()
+        store.copy_from = 1
+        return store
+
+    def reopen(self, store: Any) -> Any:
+        other = self._harness.reopen(store)
+        other.copy_from = 1
+        return other
+
+
+class TestPostgresConformanceByCopy(StoreConformance):
+    @pytest.fixture
+    def store_harness(self, pg_harness):  # type: ignore[no-untyped-def]
+        return _ByCopy(pg_harness)
+
+
 # -- opening: clear errors ------------------------------------------------------------------
 def test_unreachable_server() -> None:
     with pytest.raises(StoreError, match="cannot connect to PostgreSQL"):
@@ -68,6 +95,81 @@ def test_init_twice_and_the_schema_table(pg_harness: Any) -> None:
         assert s.schema_version() == SCHEMA_VERSION
         assert s.head().position == 2
         assert s.verify().ok
+
+
+def _insert_rows(pg_harness: Any, store: Any, rows: list[tuple[int, str, str]]) -> None:
+    """INSERT, in one statement, events at (position, hash, prev_hash) bypassing cladelog
+    (the trigger checks only the links); rolled back when the database accepts them."""
+    values = ", ".join(f"({p}, 'z', {p}, 'x.y', 1, 't', '1', '{{}}', '{h}', '{ph}')"
+                       for p, h, ph in rows)
+    with pg_harness._conn(store) as conn, contextlib.suppress(_RolledBack), \
+            conn.transaction():
+        conn.execute("INSERT INTO events (position, stream, stream_version, type, "
+                     "schema_version, recorded_at, data, meta, hash, prev_hash) "
+                     f"VALUES {values}")
+        raise _RolledBack
+
+
+class _RolledBack(Exception):
+    pass
+
+
+def test_the_extends_log_trigger_checks_every_row_of_a_statement(pg_harness: Any) -> None:
+    store = pg_harness.new()
+    head = store.append(prepared("a", 3))[-1]
+    h4, h5, h6 = "4" * 64, "5" * 64, "6" * 64
+    # linked rows are accepted, in whatever order the statement lists them
+    _insert_rows(pg_harness, store, [(4, h4, head.hash), (5, h5, h4)])
+    _insert_rows(pg_harness, store, [(5, h5, h4), (4, h4, head.hash), (6, h6, h5)])
+    for rows in (
+        [(4, h4, "0" * 64)],                             # the first row is not linked to 3
+        [(4, h4, head.hash), (5, h5, h6)],               # the second is not linked to the first
+        [(4, h4, head.hash), (6, h6, h4)],               # a gap between them
+        [(4, h4, head.hash), (5, h5, h4), (7, h6, h5)],  # a gap after linked rows
+        [(5, h5, head.hash)],                            # a gap before the statement
+    ):
+        with pytest.raises(Exception, match="extend the log by one linked position"):
+            _insert_rows(pg_harness, store, rows)
+    assert store.head().position == 3 and store.verify().ok
+
+
+def _scans(store: Any, append: Any) -> dict[str, int]:
+    """The sequential scans of each table in the transaction of one ``append()``."""
+    seen: dict[str, int] = {}
+    # a backend flushes the counts of its finished transactions lazily: make it flush them
+    # when this statement ends, so the append's transaction counts only its own
+    with store._pool.connection() as conn:
+        pid = conn.execute("SELECT pg_backend_pid(), pg_stat_force_next_flush()").fetchone()[0]
+
+    def look(conn: Any) -> None:
+        assert conn.execute("SELECT pg_backend_pid()").fetchone()[0] == pid
+        seen.update(conn.execute(
+            "SELECT relname, seq_scan FROM pg_stat_xact_user_tables "
+            "WHERE schemaname = current_schema()").fetchall())
+
+    store._before_commit = look
+    try:
+        append()
+    finally:
+        store._before_commit = None
+    assert seen, "the hook saw no transaction"
+    return seen
+
+
+@pytest.mark.parametrize("copy_from", [1, 10_000], ids=["by-copy", "by-function"])
+def test_an_append_scans_no_table_of_the_log(pg_harness: Any, copy_from: int) -> None:
+    """An append's checks (the versions, the key, the link of its first event, the head)
+    probe indexes: its cost does not grow with the log. Schema 5's extends-log trigger
+    read the whole events table on every append."""
+    store = pg_harness.new()
+    store.copy_from = copy_from
+    store.append(prepared("a", 2_000))
+    for n in (1, 40, 300):
+        scans = _scans(store, lambda n=n: store.append(prepared(
+            "a", n, start=store.stream_version("a")), expected_versions={
+                "a": store.stream_version("a")}, idempotency_key=f"k{n}"))
+        assert scans.get("events", 0) == 0 and scans.get("batches", 0) == 0, (n, scans)
+    assert store.verify().ok
 
 
 def test_truncate_is_refused(pg_harness: Any) -> None:
@@ -477,7 +579,7 @@ BEGIN
     RETURN NEW;
 END $$ LANGUAGE plpgsql;
 ALTER TABLE cladelog_head DROP COLUMN tree_peaks, DROP COLUMN tree_for;
-DELETE FROM cladelog_schema WHERE version = 5;
+DELETE FROM cladelog_schema WHERE version IN (5, 6);
 INSERT INTO cladelog_schema VALUES (4, '2026-12-01T00:00:00.000000Z') ON CONFLICT DO NOTHING;
 """
 
@@ -508,7 +610,7 @@ def _v4_append(pg_harness: Any, store: Any, stream: str, n: int, start: int) -> 
                      (recorded[-1].position, recorded[-1].hash))
 
 
-def test_a_version_4_log_is_upgraded_to_5_by_init_only(pg_harness: Any) -> None:
+def test_a_version_4_log_is_upgraded_to_6_by_init_only(pg_harness: Any) -> None:
     """A version-4 store (events, tree, records; no function, no peaks in the head row) is
     upgraded in place by init: the function is installed, the first append reads the
     tree's peaks from the stored nodes, and the tree and chain stay those of the events."""
@@ -523,10 +625,10 @@ def test_a_version_4_log_is_upgraded_to_5_by_init_only(pg_harness: Any) -> None:
     _v4_append(pg_harness, store, "c", 18, 0)  # a version-4 writer: 23 events, tree rows
     url = pg_harness.url(store.schema)
     with pytest.raises(StoreError, match="schema version 4; run 'cladelog init' to upgrade "
-                                         "it to 5"):
+                                         "it to 6"):
         PostgresStore(url)
     with PostgresStore(url, create=True) as s:
-        assert s.upgraded_from == 4 and s.schema_version() == SCHEMA_VERSION == 5
+        assert s.upgraded_from == 4 and s.schema_version() == SCHEMA_VERSION == 6
         assert s.verify().ok
         again = s.append(prepared("b", 2), idempotency_key="batch-A", clock=clock)
         assert [e.hash for e in again] == [e.hash for e in first] and s.head().position == 23
@@ -537,6 +639,47 @@ def test_a_version_4_log_is_upgraded_to_5_by_init_only(pg_harness: Any) -> None:
         assert s.verify().ok
     with PostgresStore(url, create=True) as s:
         assert s.upgraded_from is None and s.verify().ok
+
+
+# Version 6 changed only the body of the extends-log trigger: this is version 5's.
+_V5_EXTEND_ONLY = f"""
+CREATE OR REPLACE FUNCTION cladelog_extend_only() RETURNS trigger AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM cladelog_added n
+               WHERE NOT ((n.position = 1 AND n.prev_hash = '{"0" * 64}')
+                          OR EXISTS (SELECT 1 FROM events e WHERE e.position = n.position - 1
+                                     AND e.hash = n.prev_hash))) THEN
+        RAISE EXCEPTION 'cladelog: an event must extend the log by one linked position';
+    END IF;
+    RETURN NULL;
+END $$ LANGUAGE plpgsql;
+DELETE FROM cladelog_schema WHERE version = 6;
+INSERT INTO cladelog_schema VALUES (5, '2026-12-02T00:00:00.000000Z');
+"""
+
+
+def test_a_version_5_log_is_upgraded_to_6_by_init_only(pg_harness: Any) -> None:
+    """Version 5's trigger read the whole events table on every append; init replaces it,
+    and the log (chain, tree, records) is what it was."""
+    store = pg_harness.new()
+    first = store.append(prepared("a", 300), idempotency_key="batch-A")
+    trigger, version = _V5_EXTEND_ONLY.split("DELETE FROM cladelog_schema")
+    pg_harness.raw_execute(store, trigger)
+    assert _scans(store, lambda: store.append(prepared("a", 1, start=300)))["events"] == 1
+    store.close()
+    pg_harness.raw_execute(store, "DELETE FROM cladelog_schema" + version)
+    url = pg_harness.url(store.schema)
+    with pytest.raises(StoreError, match="schema version 5; run 'cladelog init' to upgrade "
+                                         "it to 6"):
+        PostgresStore(url)
+    with PostgresStore(url, create=True) as s:
+        assert s.upgraded_from == 5 and s.schema_version() == SCHEMA_VERSION
+        again = s.append(prepared("a", 300), idempotency_key="batch-A")
+        assert [e.hash for e in again] == [e.hash for e in first]
+        assert _scans(s, lambda: s.append(prepared("a", 1, start=301))).get("events") == 0
+        with pytest.raises(Exception, match="extend the log by one linked position"):
+            _insert_rows(pg_harness, s, [(303, "3" * 64, "0" * 64)])
+        assert s.head().position == 302 and s.verify().ok
 
 
 # -- upgrading a version-2 log ----------------------------------------------------------------

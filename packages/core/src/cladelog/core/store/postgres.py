@@ -69,8 +69,9 @@ __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
 # 2: data and meta columns instead of the whole body (as SQLite's); 3: the idempotency
 # records are protected as the events are; 4: the log's Merkle tree (store/tree.py);
 # 5: an append is one call of the server-side function cladelog_append
-# (postgres_append.sql), the tree's peaks kept in the head row
-SCHEMA_VERSION = 5
+# (postgres_append.sql), the tree's peaks kept in the head row; 6: the extends-log trigger
+# probes the index for the first row only (5's scanned the table on every append)
+SCHEMA_VERSION = 6
 CHANNEL = "cladelog_events"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _COLUMNS = ROW_COLUMNS
@@ -125,14 +126,27 @@ BEGIN
     RAISE EXCEPTION 'cladelog: the event log is append-only (% refused)', TG_OP;
 END $$ LANGUAGE plpgsql;
 CREATE OR REPLACE FUNCTION cladelog_extend_only() RETURNS trigger AS $$
+DECLARE
+    lo BIGINT;
+    lo_prev TEXT;
+    unlinked BIGINT;
 BEGIN
     -- once per statement (schema 5; a row trigger before it cost ~40 us per event): every
     -- row inserted links to the event one position before it, which positions being
-    -- unique makes a chain from the head (rows of this statement included)
-    IF EXISTS (SELECT 1 FROM cladelog_added n
-               WHERE NOT ((n.position = 1 AND n.prev_hash = '{GENESIS_HASH}')
-                          OR EXISTS (SELECT 1 FROM events e WHERE e.position = n.position - 1
-                                     AND e.hash = n.prev_hash))) THEN
+    -- unique makes a chain from the head. Schema 6: the statement's rows, in position
+    -- order, are checked against each other, and only the first against the table (one
+    -- index probe); schema 5's NOT EXISTS became a hashed subplan over the whole table,
+    -- a scan on every append
+    SELECT MIN(l.position), MIN(l.prev_hash) FILTER (WHERE l.rn = 1),
+           COUNT(*) FILTER (WHERE l.rn > 1 AND (l.lag_position <> l.position - 1
+                                                OR l.lag_hash <> l.prev_hash))
+        INTO lo, lo_prev, unlinked
+        FROM (SELECT n.position, n.prev_hash, row_number() OVER w AS rn,
+                     lag(n.position) OVER w AS lag_position, lag(n.hash) OVER w AS lag_hash
+              FROM cladelog_added n WINDOW w AS (ORDER BY n.position)) l;
+    IF lo IS NOT NULL AND (unlinked > 0 OR lo_prev IS DISTINCT FROM
+            CASE WHEN lo = 1 THEN '{GENESIS_HASH}'
+                 ELSE (SELECT e.hash FROM events e WHERE e.position = lo - 1) END) THEN
         RAISE EXCEPTION 'cladelog: an event must extend the log by one linked position';
     END IF;
     RETURN NULL;
@@ -230,6 +244,14 @@ CREATE TRIGGER tree_within_log BEFORE INSERT ON tree_nodes
     FOR EACH ROW EXECUTE FUNCTION cladelog_tree_within_log();
 """
 
+
+#: the versions of a list of streams (0 for a stream with no event)
+_VERSIONS = ("SELECT s, (SELECT MAX(stream_version) FROM events WHERE stream = s) "
+             "FROM unnest(%s::text[]) AS s")
+
+#: batches of this many events or more are appended by COPY, chained in this process
+#: (:meth:`PostgresStore._append_copy`), smaller ones by the function (benchmarks/README.md)
+COPY_FROM = 256
 
 #: the one statement of an append (see postgres_append.sql); binary parameters
 _APPEND = (
@@ -366,6 +388,12 @@ class PostgresStore(EventStore):
                                     max_size=pool_size, open=True, name="cladelog",
                                     timeout=self._kwargs["connect_timeout"])
         try:
+            # wait for the first connection: a request made before it is ready queues, and a
+            # queued request makes the pool open a second one. Connections are handed out
+            # in turn, and a single-threaded writer alternating between two server
+            # processes paid ~170 us per append for it (benchmarks/README.md, issue 23)
+            with self._call("opening the connection pool"):  # PoolTimeout is a psycopg.Error
+                self._pool.wait(timeout=self._kwargs["connect_timeout"])
             if create:
                 with self._call(f"creating schema {self.schema!r}"):
                     self._create_schema()
@@ -377,6 +405,8 @@ class PostgresStore(EventStore):
         #: seconds this object's appends held the head lock in the server (from taking it
         #: to the end of the function; the commit follows), and how many appends
         self.lock_held: tuple[float, int] = (0.0, 0)
+        #: batches of this many events or more are appended by COPY (see COPY_FROM)
+        self.copy_from = COPY_FROM
         #: False only in a benchmark that measures what the tree costs an append in chunks
         self._keep_tree = True
         #: test hooks: called inside the append transaction, just before COMMIT / after it
@@ -507,14 +537,23 @@ class PostgresStore(EventStore):
         now = (clock or utc_now)()
         args = _call_args(batch, expected_versions, key, now)
         psycopg = self._psycopg
+        if len(events) >= self.copy_from:
+            # a large batch: chained here and sent by COPY (the function's per-event loop
+            # in PL/pgSQL costs more than the few round trips this path adds)
+            def once() -> list[RecordedEvent]:
+                return self._append_copy(batch, dict(zip(args[11], args[12], strict=True)),
+                                         key, now)
+        else:
+            def once() -> list[RecordedEvent]:
+                return self._append_once(batch, args, key, now)
         try:
-            return self._append_once(batch, args, key, now)
+            return once()
         except psycopg.OperationalError:
             # the connection died: the batch is wholly committed or wholly absent;
             # retrying under the same key appends it exactly once
             try:
                 self._pool.check()
-                return self._append_once(batch, args, key, now)
+                return once()
             except psycopg.Error as exc:
                 raise StoreError(
                     f"store: append failed, connection lost ({_describe(exc)}); nothing was "
@@ -625,66 +664,114 @@ class PostgresStore(EventStore):
     ) -> BatchResult:
         with self._pool.connection() as conn:
             with conn.transaction():
-                with conn.pipeline():  # the lock and the key in one round trip
-                    head_cur = conn.execute(
-                        "SELECT position, hash, tree_peaks, tree_for FROM cladelog_head "
-                        "WHERE id = 1 FOR UPDATE")
-                    key_cur = conn.execute(
-                        "SELECT digest, first_position, last_position FROM batches "
-                        "WHERE key = %s", (key,))
-                head_row, done = head_cur.fetchone(), key_cur.fetchone()
-                assert head_row is not None
+                head_row, done, _ = self._lock_head(conn, key)
                 if done is not None:  # a retry: read the input through for its digest
                     if done[0] != digest_chunks(chunks):
                         raise InputError(f"idempotency_key: {key!r} was used for a different "
                                          "batch")
                     return BatchResult(int(done[1]), int(done[2]),
                                        Head(int(head_row[0]), head_row[1]), repeated=True)
-
-                def lookup(streams: list[str]) -> dict[str, int]:
-                    rows = conn.execute(
-                        "SELECT s, (SELECT MAX(stream_version) FROM events WHERE stream = s) "
-                        "FROM unnest(%s::text[]) AS s", (streams,),
-                    ).fetchall()
-                    return {s: int(v or 0) for s, v in rows}
-
                 state: list[tree.TreeState | None] = [_kept_peaks(head_row)]
 
                 def write(rows: list[Any]) -> None:
-                    with conn.cursor() as cur, cur.copy(
-                        f"COPY events ({_COLUMNS}) FROM STDIN"
-                    ) as copy:
-                        for r in rows:
-                            copy.write_row(r)
-                    if self._keep_tree:  # the tree grows with each chunk, in this transaction
-                        before = Head(rows[0][0] - 1, rows[0][9])
-                        nodes, state[0] = tree.extension(
-                            before, (r[8] for r in rows), state[0],
-                            lambda ranges: self._read_ranges(conn, ranges))
-                        try:
-                            self._copy_nodes(conn, nodes)
-                        except (self._psycopg.errors.IntegrityError,
-                                self._psycopg.errors.RaiseException) as exc:
-                            raise tree.damaged(before.position, exc) from None
+                    state[0] = self._write_rows(conn, rows, state[0], None)
 
                 head, first, digest = write_chunks(
-                    chunks, Head(int(head_row[0]), head_row[1]), lookup, write, clock,
+                    chunks, Head(int(head_row[0]), head_row[1]),
+                    lambda streams: self._stream_versions(conn, streams), write, clock,
                     lead=lead, lead_expected=lead_expected)
                 if head.position > int(head_row[0]):
-                    with conn.pipeline():  # three statements, one round trip
-                        _move_head(conn, head, state[0] if self._keep_tree else None)
-                        if head.position >= first:
-                            conn.execute(
-                                "INSERT INTO batches (key, digest, first_position, "
-                                "last_position) VALUES (%s, %s, %s, %s)",
-                                (key, digest, first, head.position))
-                        conn.execute(f"NOTIFY {CHANNEL}, '{head.position}'")
+                    self._finish_batch(conn, head, state[0], key, digest, first)
                 sent.append(digest)
                 if self._before_commit is not None:
                     self._before_commit(conn)
             if self._after_commit is not None:
                 self._after_commit()
         return BatchResult(first, head.position, head)
+
+    def _append_copy(self, batch: EncodedBatch, expected: Mapping[str, int], key: str,
+                     now: str) -> list[RecordedEvent]:
+        """:meth:`append` of a large batch: in one transaction, the head lock, the key and
+        the streams' versions in one round trip, the chain computed here (the batch was
+        encoded before the lock), the rows by COPY, the tree's nodes, the head moved."""
+        streams = sorted({e.stream for e in batch.events} | expected.keys())
+        recorded: list[RecordedEvent] | None = None
+        with self._pool.connection() as conn:
+            with conn.transaction():
+                head_row, done, current = self._lock_head(conn, key, streams)
+                if done is not None:
+                    if done[0] != batch.digest:
+                        raise InputError(f"idempotency_key: {key!r} was used for a different "
+                                         "batch")
+                else:
+                    digests: list[bytes] = []
+                    recorded, rows = build_rows(batch, Head(int(head_row[0]), head_row[1]),
+                                                current, expected, lambda: now, digests)
+                    grown = self._write_rows(conn, rows, _kept_peaks(head_row), digests)
+                    self._finish_batch(conn, Head(rows[-1][0], rows[-1][8]), grown, key,
+                                       batch.digest, rows[0][0])
+                    if self._before_commit is not None:
+                        self._before_commit(conn)
+            if recorded is not None and self._after_commit is not None:
+                self._after_commit()
+        if recorded is None:
+            assert done is not None
+            return list(self.read(int(done[1]), int(done[2])))
+        return recorded
+
+    @staticmethod
+    def _lock_head(conn: Any, key: str, streams: Sequence[str] = ()
+                   ) -> tuple[Sequence[Any], Sequence[Any] | None, dict[str, int]]:
+        """In the caller's transaction and one round trip: lock the head row, and read the
+        batch record of ``key`` and the versions of ``streams`` (after the lock)."""
+        with conn.pipeline():
+            head_cur = conn.execute("SELECT position, hash, tree_peaks, tree_for FROM "
+                                    "cladelog_head WHERE id = 1 FOR UPDATE")
+            key_cur = conn.execute("SELECT digest, first_position, last_position FROM "
+                                   "batches WHERE key = %s", (key,))
+            versions_cur = conn.execute(_VERSIONS, (list(streams),)) if streams else None
+        head_row = head_cur.fetchone()
+        assert head_row is not None
+        versions = ({s: int(v or 0) for s, v in versions_cur.fetchall()}
+                    if versions_cur is not None else {})
+        return head_row, key_cur.fetchone(), versions
+
+    @staticmethod
+    def _stream_versions(conn: Any, streams: list[str]) -> dict[str, int]:
+        return {s: int(v or 0) for s, v in conn.execute(_VERSIONS, (streams,)).fetchall()}
+
+    def _write_rows(self, conn: Any, rows: list[Any], state: tree.TreeState | None,
+                    digests: list[bytes] | None) -> tree.TreeState | None:
+        """COPY ``rows`` into events and grow the tree over them (in the caller's
+        transaction); ``digests``: their chain hashes' raw bytes, when known. Returns the
+        tree's state after them."""
+        with conn.cursor() as cur, cur.copy(f"COPY events ({_COLUMNS}) FROM STDIN") as copy:
+            for r in rows:
+                copy.write_row(r)
+        if not self._keep_tree:
+            return state
+        before = Head(rows[0][0] - 1, rows[0][9])
+        nodes, grown = tree.extension(
+            before, digests if digests is not None else (r[8] for r in rows), state,
+            lambda ranges: self._read_ranges(conn, ranges), raw=digests is not None)
+        try:
+            self._copy_nodes(conn, nodes)
+        except (self._psycopg.errors.IntegrityError,
+                self._psycopg.errors.RaiseException) as exc:
+            raise tree.damaged(before.position, exc) from None
+        return grown
+
+    def _finish_batch(self, conn: Any, head: Head, grown: tree.TreeState | None, key: str,
+                      digest: str, first: int) -> None:
+        """Move the head row to ``head`` (with the tree's peaks there, when known), record
+        the batch under ``key`` (when it appended events) and notify, in one round trip."""
+        with conn.pipeline():
+            _move_head(conn, head, grown if self._keep_tree else None)
+            if head.position >= first:
+                conn.execute("INSERT INTO batches (key, digest, first_position, "
+                             "last_position) VALUES (%s, %s, %s, %s)",
+                             (key, digest, first, head.position))
+            conn.execute(f"NOTIFY {CHANNEL}, '{head.position}'")
 
     def import_events(self, events: Iterable[RecordedEvent]) -> ImportResult:
         psycopg = self._psycopg
