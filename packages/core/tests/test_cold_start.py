@@ -130,3 +130,15 @@ def test_help_output_does_not_depend_on_which_command_ran_first(
     before = runner.invoke(main, ["--help"], prog_name="cladelog").output
     assert runner.invoke(main, ["keygen", "--help"], prog_name="cladelog").exit_code == 0
     assert runner.invoke(main, ["--help"], prog_name="cladelog").output == before
+
+
+def test_an_in_process_command_line_leaves_the_collector_alone(
+        empty_deployment: Path) -> None:
+    # freezing objects out of the collector is for a process that is the command line
+    # (sys.argv); a test's CliRunner or an application calling main(args) keeps its heap
+    import gc
+
+    frozen = gc.get_freeze_count()
+    for args in (["--help"], ["replay"], ["keygen", "x.org/log"]):
+        assert CliRunner().invoke(main, args, prog_name="cladelog").exit_code == 0
+    assert gc.get_freeze_count() == frozen
