@@ -320,26 +320,9 @@ def _tool_commands() -> dict[str, Any]:
     are tools, such as ``cladelog demo``, that create or read deployments
     through the public API. Plugin commands win over a tool of the same name.
     """
-    from .locate import entry_point_values
+    from .locate import entry_points
 
-    return {name: _ToolEntry(value) for name, value in entry_point_values(TOOL_GROUP).items()
-            if name not in _BUILTIN}
-
-
-class _ToolEntry:
-    """A ``module:attr`` reference, imported only when its command runs."""
-
-    def __init__(self, value: str) -> None:
-        self.value = value
-
-    def load(self) -> Any:
-        import importlib
-
-        module, _, attr = self.value.partition(":")
-        obj: Any = importlib.import_module(module.strip())
-        for part in attr.strip().split(".") if attr else ():
-            obj = getattr(obj, part)
-        return obj
+    return {name: ep for name, ep in entry_points(TOOL_GROUP).items() if name not in _BUILTIN}
 
 
 def _guard(call: Callable[[], Any]) -> Any:
