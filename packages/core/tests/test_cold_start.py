@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from cladelog.core.cli import _BUILTIN, main
-from cladelog.core.locate import entry_point_values, entry_points, search_config
+from cladelog.core.locate import EntryPoint, entry_point_values, entry_points, search_config
 from click.testing import CliRunner
 
 # the console script's own lines, then the modules it ended with, to the file in argv[1]
@@ -97,6 +97,13 @@ def test_entry_points_read_directly_match_importlib_metadata(group: str) -> None
     assert {n: (ep.value, ep.group, ep.dist.name) for n, ep in got.items()} == expected
     for ep in md.entry_points(group=group):
         assert got[ep.name].load() is ep.load()
+
+
+@pytest.mark.parametrize("value", ["os.path", "os.path:join", "os : path.join",
+                                   "os.path:join [extra]", "json:JSONDecoder.decode"])
+def test_an_entry_point_loads_what_importlib_metadata_loads(value: str) -> None:
+    ours = EntryPoint("x", value, "g", "nowhere").load()
+    assert ours is md.EntryPoint(name="x", value=value, group="g").load()
 
 
 def test_a_deployment_with_plugins_starts_without_importlib_metadata(

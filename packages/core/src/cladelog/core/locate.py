@@ -114,10 +114,11 @@ class EntryPoint:
         return f"EntryPoint(name={self.name!r}, value={self.value!r}, group={self.group!r})"
 
     def load(self) -> Any:
-        """Import ``module`` of ``module:attr`` and return ``attr`` (dotted), or the module."""
+        """Import ``module`` of ``module:attr [extras]`` and return ``attr`` (dotted), or
+        the module when there is no ``attr``."""
         import importlib
 
-        module, _, attr = self.value.partition(":")
+        module, _, attr = self.value.split("[", 1)[0].partition(":")
         obj: Any = importlib.import_module(module.strip())
         for part in attr.strip().split(".") if attr else ():
             obj = getattr(obj, part)
