@@ -30,13 +30,28 @@ with gc_paused():
     import click
 
 _FREEZE_REGISTERED = False
+_FREEZE_IMPORTS = False
+
+
+def _freeze_now() -> None:
+    """In a process that is the command line (the ``cladelog`` script, not a test's
+    CliRunner or an application that imported this module): move the objects built so far
+    (modules, classes, functions: they live as long as the process) out of the collector's
+    generations, so that the collections the command still triggers do not walk them
+    again, ~3 ms of ``replay``. Called again once the deployment's modules are imported."""
+    global _FREEZE_IMPORTS
+    _FREEZE_IMPORTS = True
+    gc.freeze()
 
 
 def _freeze_at_exit() -> None:
     """Interpreter shutdown ends with a full garbage collection over every module's
-    objects, ~6 ms of a ~75 ms command. Freezing them once the command is done (atexit
-    runs before that collection) skips it; files and the store are closed explicitly by
-    then, and reference counting still frees everything else as modules unload."""
+    objects, ~6 ms of a ~75 ms command (~3 ms of ``--help``). Freezing them once the
+    command is done (atexit runs before that collection) skips it; files and the store
+    are closed explicitly by then, and reference counting still frees everything else as
+    modules unload. Registered as the root command starts (:meth:`_Root.main`), so that
+    ``--help``, ``--version`` and a usage error, which end before any command runs, skip
+    it too."""
     global _FREEZE_REGISTERED
     if not _FREEZE_REGISTERED:
         import atexit
@@ -116,6 +131,8 @@ class _State:
                 from .deployment import Deployment
 
                 self._deployment = Deployment.open(find_config(self.config_path))
+                if _FREEZE_IMPORTS:
+                    gc.freeze()
             if "logging" in sys.modules:  # a library that logs (psycopg): structured lines
                 from .log import route_stdlib_logging
 
@@ -216,15 +233,20 @@ class _Root(OneLineGroup):
     Usage errors anywhere below it (an unknown option or command, a bad value) are one line.
     """
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        _freeze_at_exit()
+        if (args[0] if args else kwargs.get("args")) is None:
+            _freeze_now()  # the command line of a process of its own (sys.argv)
+        return super().main(*args, **kwargs)
 
     def _plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
         cached = ctx.meta.get("cladelog.plugin_commands")
         if cached is not None:
             return cached  # type: ignore[no-any-return]
         found: dict[str, click.Command] = {}
-        from .locate import enabled_plugins, find_config
+        from .locate import config_location, enabled_plugins
 
-        path = find_config(ctx.params.get("config"))
+        path = config_location(ctx.params.get("config"))
         if enabled_plugins(path):  # [] when there is none, or it cannot be read
             from . import builtin
             from .config import DeploymentConfig
@@ -250,23 +272,33 @@ class _Root(OneLineGroup):
         ctx.meta["cladelog.plugin_commands"] = found
         return found
 
+    def _tool_commands(self, ctx: click.Context) -> dict[str, Any]:
+        """:func:`_tool_commands`, read once a command line (``--help`` asks for each)."""
+        cached = ctx.meta.get("cladelog.tool_commands")
+        if cached is None:
+            cached = ctx.meta["cladelog.tool_commands"] = _tool_commands()
+        return cached  # type: ignore[no-any-return]
+
     def list_commands(self, ctx: click.Context) -> list[str]:
-        names = set(super().list_commands(ctx))
+        # the transparency commands are built-in too, their module not yet imported
+        names = set(super().list_commands(ctx)) | set(_BUILTIN)
         # --help must work even when the deployment file is broken
         with contextlib.suppress(Exception):
             names |= set(self._plugin_commands(ctx))
         with contextlib.suppress(Exception):
-            names |= set(_tool_commands())
+            names |= set(self._tool_commands(ctx))
         return sorted(names)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in _BUILTIN and cmd_name not in self.commands:
+            _add_tlog_commands(self)
         cmd = super().get_command(ctx, cmd_name)
         if cmd is not None:
             return cmd
         found: dict[str, click.Command] = _guard(lambda: self._plugin_commands(ctx))
         if cmd_name in found:
             return found[cmd_name]
-        tool = _tool_commands().get(cmd_name)
+        tool = self._tool_commands(ctx).get(cmd_name)
         if tool is None:
             return None
         loaded = _guard(tool.load)
@@ -288,26 +320,9 @@ def _tool_commands() -> dict[str, Any]:
     are tools, such as ``cladelog demo``, that create or read deployments
     through the public API. Plugin commands win over a tool of the same name.
     """
-    from .locate import entry_point_values
+    from .locate import entry_points
 
-    return {name: _ToolEntry(value) for name, value in entry_point_values(TOOL_GROUP).items()
-            if name not in _BUILTIN}
-
-
-class _ToolEntry:
-    """A ``module:attr`` reference, imported only when its command runs."""
-
-    def __init__(self, value: str) -> None:
-        self.value = value
-
-    def load(self) -> Any:
-        import importlib
-
-        module, _, attr = self.value.partition(":")
-        obj: Any = importlib.import_module(module.strip())
-        for part in attr.strip().split(".") if attr else ():
-            obj = getattr(obj, part)
-        return obj
+    return {name: ep for name, ep in entry_points(TOOL_GROUP).items() if name not in _BUILTIN}
 
 
 def _guard(call: Callable[[], Any]) -> Any:
@@ -360,7 +375,6 @@ def main(ctx: click.Context, config: str | None, verbose: int) -> None:
         from .log import configure_logging
 
         configure_logging("debug" if verbose > 1 else "info")
-    _freeze_at_exit()
 
 
 def _print_versions(ctx: click.Context) -> NoReturn:
@@ -1119,6 +1133,8 @@ def _stop_on_signals(stopping: list[int]) -> dict[int, Any]:
 
 
 def _restore_signals(previous: dict[int, Any]) -> None:
+    if not previous:  # nothing was changed (no --follow): no signal module to import
+        return
     import signal
 
     for s, handler in previous.items():
@@ -1370,14 +1386,15 @@ def gate(dep: Deployment, candidate: str, as_json: bool) -> None:
         fail(f"{candidate}: blocked ({' '.join(reason.split())})", EXIT_FAILED)
 
 
-def _add_tlog_commands() -> None:
+def _add_tlog_commands(root: click.Group) -> None:
+    """Register the transparency commands (``cladelog.core.tlog_cli``). The root imports
+    them when one of them is named (or ``--help`` lists them), not at start-up: the other
+    commands do not pay for building them."""
     from .tlog_cli import COMMANDS
 
     for command in COMMANDS:
-        main.add_command(command)
+        root.add_command(command)
 
-
-_add_tlog_commands()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -15,7 +15,6 @@ a plugin passes its own subclass of it). Messages read ``<path>: <problem>[, got
 from __future__ import annotations
 
 import datetime
-import difflib
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -62,6 +61,8 @@ def did_you_mean(word: str, known: Iterable[str]) -> str:
     names = sorted(set(known))
     if not names:
         return ""
+    import difflib  # only for an error's hint: off the start-up path
+
     close = difflib.get_close_matches(word, names, n=1) if len(word) <= 64 else []
     if close:
         return f"(did you mean {close[0]!r}?)"

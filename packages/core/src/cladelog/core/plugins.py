@@ -20,7 +20,7 @@ import pluggy
 from .config import structure_settings
 from .errors import ConfigError
 from .hookspecs import HOOKSPEC_VERSION, PROJECT, CoreHookSpecs
-from .locate import DEFAULT_CONFIG
+from .locate import DEFAULT_CONFIG, EntryPoint, entry_points
 
 if TYPE_CHECKING:
     import importlib.metadata as md
@@ -85,11 +85,10 @@ def provide_plugins(modules: Iterable[ModuleType | Any]) -> Iterator[None]:
         _PROVIDED.reset(token)
 
 
-def installed_plugins() -> dict[str, md.EntryPoint]:
-    """Entry points of the ``cladelog.plugins`` group, by plugin name."""
-    import importlib.metadata as md  # scanning distributions is slow: only when needed
-
-    return {ep.name: ep for ep in md.entry_points(group=ENTRY_POINT_GROUP)}
+def installed_plugins() -> dict[str, EntryPoint | md.EntryPoint]:
+    """Entry points of the ``cladelog.plugins`` group, by plugin name (read directly, not
+    through :mod:`importlib.metadata`: :func:`cladelog.core.locate.entry_points`)."""
+    return dict(entry_points(ENTRY_POINT_GROUP))
 
 
 def _info_of(module: Any, where: str) -> PluginInfo:

@@ -9,7 +9,6 @@ file or option).
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -81,6 +80,8 @@ def _write(text: str, out: str | None) -> None:
     if out is None:
         click.echo(text, nl=False)
         return
+    from pathlib import Path  # not at import: the cladelog command starts without pathlib
+
     try:
         Path(out).write_text(text, encoding="utf-8")
     except OSError as exc:
@@ -115,6 +116,8 @@ def keygen(name: str, witness: bool, prefix: str | None,
         skey, vkey = (generate_cosigner_key if witness else generate_key)(name)
     except NoteError as exc:
         raise _named(exc, "NAME") from None
+    from pathlib import Path
+
     base = prefix or name.replace("/", "_")
     private, public = Path(f"{base}.key"), Path(f"{base}.pub")
     write_key_files(skey, vkey, private, public)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import click
@@ -76,6 +75,8 @@ def demo(directory: str, store: str | None, seed: int, force: bool, candidates: 
     resume; a graph-engine session; then a replay from scratch, verification
     of the chain and of every receipt, and the report (DIR/report.html).
     """
+    from pathlib import Path  # not at import: 'cladelog --help' loads this module
+
     from cladelog.core import CladelogError
 
     from .errors import DemoError, ReportError
@@ -184,6 +185,8 @@ def report(ctx: click.Context, config: str | None, html_file: str | None,
     page is written). A deployment with nothing recorded by the plugins exits 2
     with a message (no page is written).
     """
+    from pathlib import Path
+
     from cladelog.core import CladelogError, find_config
 
     from .errors import ReportError, ReportPathError, ReportVerificationError
