@@ -164,6 +164,8 @@ def test_subclasses_are_validated_and_encoded_by_value() -> None:
     [
         (math.nan, r"\$: NaN and Infinity"),
         ({"a": [1, math.inf]}, r"\$.a\[1\]: NaN and Infinity"),
+        ({"a": 1.5, "b": math.nan}, r"\$.b: NaN and Infinity"),
+        ([0.5, (-math.inf,)], r"\$\[1\]\[0\]: NaN and Infinity"),
         (-math.inf, "NaN and Infinity"),
         (MAX_SAFE_INTEGER + 1, "outside the safe range"),
         (-MAX_SAFE_INTEGER - 1, "outside the safe range"),
@@ -268,3 +270,10 @@ def test_the_orjson_path_takes_the_common_cases() -> None:
         assert canonical._quick(value, 0) is False
     for value in ({"é": 1}, {"n": 1e-7}, {"n": 1e16}, {"n": 2.0}):
         assert canonical._quick(value, 0) is True
+    # numbers as members and items (checked in the loop, not by a call per number)
+    for value in ({"a": [0.25, -3.5], "b": 1e-4}, [123456.789, {"c": -0.5}]):
+        assert canonical._quick(value, 0) is False
+    for value in ({"a": 1.0}, [0.5, 5e-5], {"a": [1e16]}, [[-2.0**53]]):
+        assert canonical._quick(value, 0) is True
+    assert canonical_bytes({"a": [1.0, 0.5], "b": 1e21, "c": -0.0, "d": 5e-7}) == \
+        b'{"a":[1,0.5],"b":1e+21,"c":0,"d":5e-7}'

@@ -247,3 +247,36 @@ def test_envelope_json_round_trip_is_stable() -> None:
     env = _envelope()
     again = json.loads(json.dumps(env))
     assert verify_envelope(again, VERIFIERS).payload == _statement_bytes()
+
+
+_PREDICATE_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.floats(-(2.0**53) + 1, 2.0**53 - 1) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                max_size=4),
+    max_leaves=16,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PREDICATE_VALUES)
+def test_a_signed_canonical_statement_parses_to_what_json_reads(value: Any) -> None:
+    """Any canonical statement (written by the third-party rfc8785 encoder) verifies, and its
+    predicate is what the standard library's parser reads from the bytes, types included
+    (1 stays an int, 1.5 a float, true a bool)."""
+    import rfc8785
+
+    statement = {"_type": STATEMENT_TYPE_V1, "subject": SUBJECT, "predicateType": "t",
+                 "predicate": {"v": value}}
+    payload = rfc8785.dumps(statement)
+    got = verify_envelope(_envelope(payload=payload), VERIFIERS).statement
+    expected = json.loads(payload)
+
+    def typed(v: Any) -> Any:  # == alone would let True equal 1 and 1 equal 1.0
+        if isinstance(v, dict):
+            return {k: typed(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [typed(x) for x in v]
+        return (type(v).__name__, v)
+
+    assert typed(got) == typed(expected)

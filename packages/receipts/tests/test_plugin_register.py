@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import datetime
 import json
+import math
 from typing import Any
 
 import pytest
@@ -460,3 +462,34 @@ def test_a_state_held_before_recording_does_not_change_under_the_caller(
     reg.record([chain.next()])  # as a caller that reads the seq it recorded from `held`
     assert held["size"] == 1
     assert reg.state()["size"] == 2
+
+
+@pytest.mark.parametrize(("a", "b", "known"), [
+    ({"a": [1.5, "x", True], "b": 2}, {"b": 2, "a": [1.5, "x", True]}, True),
+    ([1, 2], (1, 2), True),
+    (20, 20.0, False),             # the same JSON value, but not known from orjson's text
+    (math.nan, None, False),       # orjson writes both as null
+    ({"a": math.inf}, {"a": None}, False),
+    ({"a": None}, {"a": None}, False),
+    (True, 1, False),
+    (0.1, 1 / 10, True),          # one double, one text
+    (0.1, 0.30000000000000004 - 0.2, False),
+    ("2026-12-02T00:00:00", datetime.datetime(2026, 12, 2), False),  # not plain JSON
+])
+def test_the_quick_json_comparison_is_sound(a: Any, b: Any, known: bool) -> None:
+    """True only where same_json is True (the verify path falls back to it otherwise)."""
+    from cladelog.receipts.register import _same_plain_json, same_json
+
+    assert _same_plain_json(a, b) is known and _same_plain_json(b, a) is known
+    if known:
+        assert same_json(a, b)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_json_values, _json_values)
+def test_the_quick_json_comparison_never_says_same_where_canonical_bytes_differ(
+        a: Any, b: Any) -> None:
+    from cladelog.receipts.register import _same_plain_json
+
+    if _same_plain_json(a, b):
+        assert canonical_bytes(a) == canonical_bytes(b)

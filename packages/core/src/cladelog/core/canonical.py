@@ -224,6 +224,12 @@ def _quick(value: Any, depth: int) -> bool:
                 if -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
                     continue
                 raise _Invalid
+            if it is float:  # the float case below, inlined: a call per number is the cost
+                if item - item != 0.0:
+                    raise _Invalid
+                if item.is_integer() or not 1e-4 <= abs(item) < 1e16:
+                    slow = True
+                continue
             if _quick(item, depth + 1):
                 slow = True
         return slow
@@ -237,6 +243,12 @@ def _quick(value: Any, depth: int) -> bool:
                 if -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
                     continue
                 raise _Invalid
+            if it is float:  # the float case below, inlined: a call per number is the cost
+                if item - item != 0.0:
+                    raise _Invalid
+                if item.is_integer() or not 1e-4 <= abs(item) < 1e16:
+                    slow = True
+                continue
             if _quick(item, depth + 1):
                 slow = True
         return slow
