@@ -174,8 +174,10 @@ def test_a_cast_after_the_window_of_its_columnar_mutation() -> None:
                ("cast", {"object": "o", "concept": "A", "at": [1, 1]}), failed]
     data = pack_records(records)
     columns = data["columns"]
-    assert columns["order"] == "oomco"
-    columns["order"] = "oomoc"  # decodes to: tree, seed, mutation, run_failed, cast
+    assert (columns["order"], columns["shape"]) == ("oomo", [[["v"], [["A", 1]]]])
+    # the run_failed among the mutation's casts: tree, seed, mutation, run_failed, cast
+    columns["order"], columns["shape"] = "oom", [[["v"], [None, ["A", 1]]]]
+    assert unpack_records(data)[3:] == [failed, records[3]]
     with pytest.raises(Unfoldable):
         fold_records([packed_columns(data)])
     assert general(unpack_records(data)).cast_state() == {"o": ["A"]}
