@@ -600,31 +600,43 @@ class RecordPacker:
                 other.append([kind, data])
             return
         item = mutation["items"][0]
-        keys = []
+        written: list[Any] = []
         values = self._v
         for key, value in item["set"]:
-            keys.append(key)
+            written.append(key)
             values.append(value)
+        keys = tuple(written)
         # the records after the last cast are not part of the shape
         end = len(follow)
         while end and follow[end - 1][0] != "cast":
             end -= 1
-        shape: list[Any] = []
-        for kind, data in follow[:end]:
-            if kind == "cast":
-                shape.append((data["concept"], data["at"][1]))
-            else:
-                shape.append(None)
-                other.append([kind, data])
+        shape: tuple[Any, ...] = ()
+        if end == 1:  # most often: one cast
+            data = follow[0][1]
+            shape = ((data["concept"], data["at"][1]),)
+        elif end:
+            after: list[Any] = []
+            for kind, data in follow[:end]:
+                if kind == "cast":
+                    after.append((data["concept"], data["at"][1]))
+                else:  # a provider error among the casts: whole, in order
+                    after.append(None)
+                    other.append([kind, data])
+            shape = tuple(after)
+        shapes, key = self._shapes, (keys, shape)
+        number = shapes.get(key)
+        if number is None:
+            number = shapes[key] = len(shapes)
         order.append("m")
-        self._s.append(_shape_number(self._shapes, tuple(keys), tuple(shape)))
+        self._s.append(number)
         self._rev.append(mutation["rev"])
         self._id.append(item["id"])
         self._target.append(mutation["target"])
         self._cause.append(mutation["cause"])
-        for kind, data in follow[end:]:
-            order.append("o")
-            other.append([kind, data])
+        if end < len(follow):
+            for kind, data in follow[end:]:
+                order.append("o")
+                other.append([kind, data])
 
 
 def _columnar(data: Any) -> bool:
