@@ -471,7 +471,8 @@ def apply_run(context: tuple[Any, ...], cols: dict[str, Any], count: int,
     values, other, shapes = cols["v"], cols["other"], cols["shape"]
     # per shape of the run: [its keys with their buckets of the key index (made when a
     # write first needs them), its keys, whether its writes take the quick path below,
-    # whether it writes a link key, the cast state its casts set, its follow]
+    # whether it writes a link key, the cast state its casts set (None: none; a (name,
+    # id) pair: one; else a dict), its follow]
     run: dict[int, list[Any]] = {}
     follows: dict[int, int] = {}  # the number of records after a mutation of each shape
     for number in set(numbers):
@@ -484,8 +485,9 @@ def apply_run(context: tuple[Any, ...], cols: dict[str, Any], count: int,
         keys = tuple(map(_intern, keys))  # one string per key for all objects
         quick = plain and None not in follow and "_rev" not in keys \
             and len(set(keys)) == len(keys)
-        run[number] = [None, keys, quick, not set(keys).isdisjoint(LINK_KEYS), mapped,
-                       follow]
+        # one cast (most shapes): its (name, id) pair, set directly
+        cast: Any = (next(iter(mapped.items())) if len(mapped) == 1 else mapped) or None
+        run[number] = [None, keys, quick, not set(keys).isdisjoint(LINK_KEYS), cast, follow]
         follows[number] = len(follow)
     get_object = objects.get
     # What _write_all does, inlined for a shape whose writes can be told apart by key (no
@@ -498,10 +500,10 @@ def apply_run(context: tuple[Any, ...], cols: dict[str, Any], count: int,
         facts = own_facts(obj) if obj.shared else obj.facts
         facts["_rev"] = rev
         shape = run[number]
-        if shape[2] and not (shape[3] and obj.kind == "segment"):
-            pairs = shape[0]
+        pairs, keys, quick, link, cast, follow = shape
+        if quick and not (link and obj.kind == "segment"):
             if pairs is None:  # a key the facts lack is then indexed: its bucket is due
-                pairs = shape[0] = tuple((key, index.setdefault(key, {})) for key in shape[1])
+                pairs = shape[0] = tuple((key, index.setdefault(key, {})) for key in keys)
             lid = obj.id  # the key index holds the object's own id, not a parsed copy
             for key, bucket in pairs:
                 value = values[kv]
@@ -515,20 +517,22 @@ def apply_run(context: tuple[Any, ...], cols: dict[str, Any], count: int,
                 facts[key] = value
                 changed = True
         else:
-            keys = shape[1]
             n = len(keys)
             changed = _write_all(index, relink, obj, obj.id, zip(keys, values[kv:kv + n])) \
                 or changed
             kv += n
-            for f in shape[5]:
+            for f in follow:
                 if f is None:  # a record among the casts: only a provider error may be
                     kind, data = other[o]
                     o += 1
                     if kind != "provider_error" or type(data) is not dict:
                         raise ValueError("columns: a record among a mutation's casts that "
                                          "is not a provider error")
-        if shape[4]:
-            obj.mapped.update(shape[4])
+        if cast is not None:
+            if type(cast) is tuple:
+                obj.mapped[cast[0]] = cast[1]
+            else:
+                obj.mapped.update(cast)
     if revs:
         last = max(revs)
         if last > top:
