@@ -26,6 +26,7 @@ through version 2; all decode to the same records.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, Protocol
 
@@ -782,14 +783,16 @@ def packed_columns(data: Any) -> dict[str, Any]:
         follows.append(len(follow))
     order, s = cols["order"], cols["s"]
     m = order.count("m")
-    if s and (not set(map(type, s)) <= {int} or min(s) < 0 or max(s) >= len(width)):
+    uses = Counter(s)  # shape number -> its mutations
+    if s and (not set(map(type, s)) <= {int} or min(uses) < 0 or max(uses) >= len(width)):
         raise ValueError("columns: each s must be the number of a shape")
     if (m + order.count("o") != len(order)
             or not len(s) == len(cols["rev"]) == len(cols["id"]) == m
-            or len(cols["v"]) != sum(map(width.__getitem__, s))
-            or len(cols["other"]) != len(order) - m + sum(map(slots.__getitem__, s))):
+            or len(cols["v"]) != sum([width[i] * k for i, k in uses.items()])
+            or len(cols["other"]) != len(order) - m + sum([slots[i] * k
+                                                            for i, k in uses.items()])):
         raise ValueError("columns: their lengths do not agree with the order")
-    if len(order) + sum(map(follows.__getitem__, s)) != data.get("count"):
+    if len(order) + sum([follows[i] * k for i, k in uses.items()]) != data.get("count"):
         raise ValueError("columns: not a list of the announced count")
     _check_other(cols["other"])
     return cols

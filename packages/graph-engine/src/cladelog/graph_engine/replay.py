@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol
 
@@ -474,8 +475,8 @@ def apply_run(context: tuple[Any, ...], cols: dict[str, Any], count: int,
     # whether it writes a link key, the cast state its casts set (None: none; a (name,
     # id) pair: one; else a dict), its follow]
     run: dict[int, list[Any]] = {}
-    follows: dict[int, int] = {}  # the number of records after a mutation of each shape
-    for number in set(numbers):
+    uses = Counter(numbers)  # shape number -> its mutations in the run
+    for number in uses:
         keys, follow = shapes[number]
         mapped: dict[str, str] = {}
         for f in follow:
@@ -488,7 +489,7 @@ def apply_run(context: tuple[Any, ...], cols: dict[str, Any], count: int,
         # one cast (most shapes): its (name, id) pair, set directly
         cast: Any = (next(iter(mapped.items())) if len(mapped) == 1 else mapped) or None
         run[number] = [None, keys, quick, not set(keys).isdisjoint(LINK_KEYS), cast, follow]
-        follows[number] = len(follow)
+        pos += uses[number] * (1 + len(follow))  # the records of its mutations
     get_object = objects.get
     # What _write_all does, inlined for a shape whose writes can be told apart by key (no
     # key twice, no object value) and that needs no relink: a replay spends most of its
@@ -537,7 +538,6 @@ def apply_run(context: tuple[Any, ...], cols: dict[str, Any], count: int,
         last = max(revs)
         if last > top:
             top = last
-    pos += count + sum(map(follows.__getitem__, numbers))
     return end, kv, o, top, changed, pos
 
 
