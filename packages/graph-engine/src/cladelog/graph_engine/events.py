@@ -783,7 +783,7 @@ def packed_columns(data: Any) -> dict[str, Any]:
         follows.append(len(follow))
     order, s = cols["order"], cols["s"]
     m = order.count("m")
-    uses = Counter(s)  # shape number -> its mutations
+    uses: Counter[Any] = Counter(s)  # shape number -> its mutations
     if s and (not set(map(type, s)) <= {int} or min(uses) < 0 or max(uses) >= len(width)):
         raise ValueError("columns: each s must be the number of a shape")
     if (m + order.count("o") != len(order)
