@@ -174,11 +174,35 @@ def test_a_cast_after_the_window_of_its_columnar_mutation() -> None:
                ("cast", {"object": "o", "concept": "A", "at": [1, 1]}), failed]
     data = pack_records(records)
     columns = data["columns"]
-    assert columns["order"] == "oomco"
-    columns["order"] = "oomoc"  # decodes to: tree, seed, mutation, run_failed, cast
+    assert (columns["order"], columns["shape"]) == ("oomo", [[["v"], [["A", 1]]]])
+    # the run_failed among the mutation's casts: tree, seed, mutation, run_failed, cast
+    columns["order"], columns["shape"] = "oom", [[["v"], [None, ["A", 1]]]]
+    assert unpack_records(data)[3:] == [failed, records[3]]
     with pytest.raises(Unfoldable):
         fold_records([packed_columns(data)])
     assert general(unpack_records(data)).cast_state() == {"o": ["A"]}
+
+
+def test_a_provider_error_among_the_casts_of_a_columnar_mutation() -> None:
+    # the shape's follow holds the provider error (a null) between the two casts; the fold
+    # applies the mutation with its casts and passes over the error, as the general path does
+    error = ("provider_error", {"object": "o", "concept": "B", "provider": "P::b",
+                                "role": "provider", "apply": "a1", "message": "boom"})
+    records = [*_boot(), _mutation(1, "o", ["v", 1], ["w", 2]),
+               ("cast", {"object": "o", "concept": "A", "at": [1, 1]}), error,
+               ("cast", {"object": "o", "concept": "B", "at": [1, 2]}), error,
+               _mutation(2, "p", ["v", 3]),
+               ("cast", {"object": "p", "concept": "A", "at": [2, 1]})]
+    data = json.loads(json.dumps(pack_records(records)))
+    columns = data["columns"]
+    # the error after the last cast is a letter of its own; the last mutation, whose casts
+    # might go on in the next pack, stays whole with its cast
+    assert (columns["order"], columns["s"]) == ("oomooo", [0])
+    assert columns["shape"] == [[["v", "w"], [["A", 1], None, ["B", 2]]]]
+    assert unpack_records(data) == [(k, json.loads(json.dumps(d))) for k, d in records]
+    folded = fold_records([packed_columns(data)])
+    assert state(folded) == state(general(records))
+    assert folded.cast_state() == {"o": ["A", "B"], "p": ["A"]}
 
 
 def test_replay_uses_the_fold_and_agrees_with_the_general_path() -> None:

@@ -445,12 +445,15 @@ def _random_records(rng: Any, n: int) -> list[tuple[str, Any]]:
 
 
 def _as_version_2(data: dict[str, Any]) -> dict[str, Any]:
-    """Packed data of schema version 4 as the version 2 writer wrote it (columns as JSON
-    text, no settles and status)."""
-    old = json.loads(json.dumps(data))
-    del old["settles"], old["status"]
-    old["columns"] = json.dumps(old["columns"])
-    return old
+    """The records of packed data as a version 2 writer may write them: every record whole
+    (as the version 1 upcaster lays them out), the columns as JSON text, no settles and
+    status."""
+    records = [list(r) for r in unpack_records(data)]
+    return {"count": data["count"], "errors": data["errors"], "settled": data["settled"],
+            "columns": json.dumps({"order": "o" * len(records), "rev": [], "id": [], "n": [],
+                                   "k": [], "v": [], "cast": [], "write": [],
+                                   "other": records}),
+            "audit": json.dumps({"target": [], "cause": []})}
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -474,8 +477,11 @@ def test_a_packed_run_counts_as_its_records_one_by_one(seed: int) -> None:
         apply_sessions(packed, _recorded("graph.s", "graph_engine.records_packed", data))
         old = _as_version_2(data)
         new = registry.upcast("graph_engine.records_packed", 2, old)
-        assert new == data  # the same fields as the writer's, computed from the records
-        registry.structure("graph_engine.records_packed", new)  # fits the version 4 class
+        summary = ("count", "errors", "settles", "settled", "status")
+        # the same summary as the writer's, computed from the records, and the same records
+        assert [new[k] for k in summary] == [data[k] for k in summary]
+        assert unpack_records(new) == unpack_records(data)
+        registry.structure("graph_engine.records_packed", new)  # fits the version 5 class
         apply_sessions(upcast, _recorded("graph.s", "graph_engine.records_packed", new))
     assert packed == expected
     assert upcast == expected
@@ -486,7 +492,7 @@ def test_a_version_2_packed_event_is_upcast_to_its_settles_and_status() -> None:
     from cladelog.graph_engine.events import EVENT_TYPES, PACKED_SCHEMA_VERSION
 
     registry = EventTypeRegistry(EVENT_TYPES)
-    assert PACKED_SCHEMA_VERSION == 4
+    assert PACKED_SCHEMA_VERSION == 5
     settled = {"revision": 4, "passes": 1, "applies": 2, "created": 0, "capped": None,
                "digest": "d4", "castDigest": "c4"}
     capped = {**settled, "revision": 2, "capped": "applies", "digest": "d2"}
@@ -505,8 +511,11 @@ def test_a_version_2_packed_event_is_upcast_to_its_settles_and_status() -> None:
                                  "other": [list(r) for r in records[:-1]]}),
           "audit": json.dumps({"target": [None], "cause": [{"kind": "host"}]})}
     v3 = registry.upcast("graph_engine.records_packed", 2, v2)
-    assert v3 == {**v2, "settles": 2, "status": "settled",  # and version 4's JSON columns
-                  "columns": json.loads(v2["columns"])}
+    # and version 5's columns: the one columnar mutation, of the shape (["k"], no cast)
+    assert v3 == {**v2, "settles": 2, "status": "settled",
+                  "columns": {"order": "ooooooom", "shape": [[["k"], []]], "s": [0],
+                              "rev": [3], "id": ["o"], "v": [1],
+                              "other": [json.loads(json.dumps(r)) for r in records[:-1]]}}
     assert unpack_records(v3) == [(k, json.loads(json.dumps(d))) for k, d in records]
     registry.structure("graph_engine.records_packed", v3)
     # a reload after the last settle: running; a version 1 event goes through version 2
@@ -700,7 +709,10 @@ def test_packed_records_decode_to_the_same_records() -> None:
     data = pack_records(records)
     assert (data["count"], data["errors"], data["settles"], data["settled"], data["status"]
             ) == (7, 1, 1, records[3][1], "settled")
-    assert data["columns"]["order"] == "mocoooo"  # the uncast keeps its mutation whole
+    # the provider error among the first mutation's casts is a null of its shape; the
+    # uncast keeps its mutation whole
+    assert data["columns"]["order"] == "moooo"
+    assert data["columns"]["shape"] == [[["k", "p"], [None, ["C", 2]]]]
     assert unpack_records(json.loads(json.dumps(data))) == [
         (k, json.loads(json.dumps(d))) for k, d in records]
     # the columns are JSON values in the event's data: the log's encoder refuses NaN there

@@ -10,13 +10,15 @@ takes.
 run of records in one event, for deployments that set ``pack_records`` (fewer, larger
 events, much cheaper to write; see the plugin settings). This module owns its format: the
 writer (:class:`RecordPacker`), the reader (:func:`packed_columns`, :func:`unpack_records`)
-and the upcasters from every older version. Its schema version 4 lays the run out in
-columns (:class:`RecordPacker`), stored as JSON values in the event's data (the audit,
-which a replay never reads, as one JSON text), and says what
+and the upcasters from every older version. Its schema version 5 lays the run out in
+columns (:class:`RecordPacker`), stored as JSON values in the event's data, with a table of
+the pack's mutation *shapes* (keys written and casts caused) so that a replay parses no key
+per write (the audit, which a replay never reads, stays one JSON text), and says what
 the run does to the session's summary (its ``provider_error`` and ``settled`` counts, the
-status it leaves: :func:`record_status`). Version 3 events (the same columns as the JSON
-text of their value inside a JSON string) are upcast by parsing that text;
-version 2 events (version 3 without ``settles`` and ``status``) by reading their whole
+status it leaves: :func:`record_status`). Version 4 events (one key column entry per write,
+one cast column entry per cast) are upcast by regrouping their columns; version 3 events
+(version 4's columns as the JSON text of their value inside a JSON string) by parsing that
+text; version 2 events (version 3 without ``settles`` and ``status``) by reading their whole
 records, and version 1 events (the run as the JSON text of ``[[type, data], ...]``)
 through version 2; all decode to the same records.
 """
@@ -24,6 +26,7 @@ through version 2; all decode to the same records.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, Protocol
 
@@ -207,7 +210,7 @@ class RunFailed:
 
 @attrs.frozen
 class RecordsPacked:
-    """``graph_engine.records_packed`` (schema version 4): a run of engine records in one
+    """``graph_engine.records_packed`` (schema version 5): a run of engine records in one
     event, in columns.
 
     So that summaries need not parse the rest, it says what the records do to a session's
@@ -255,7 +258,7 @@ _PAYLOADS: Final[dict[str, tuple[type, str]]] = {
 RECORD_TYPES: Final = tuple(_PAYLOADS)
 
 #: The schema version of ``graph_engine.records_packed`` that this version writes.
-PACKED_SCHEMA_VERSION: Final = 4
+PACKED_SCHEMA_VERSION: Final = 5
 
 #: The records that set a session's status (see :func:`record_status`).
 _STATUS_KINDS: Final = frozenset({"tree_loaded", "settled", "run_failed"})
@@ -320,7 +323,7 @@ def _packed_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     Columns that do not decode (the replay of the event says why) leave what the event
     itself tells: one settle and its status when it has a last ``settled``, else none."""
     try:
-        settles, status = _status_summary(packed_columns(data)["other"])
+        settles, status = _status_summary(_v4_columns(data)["other"])
     except (KeyError, TypeError, ValueError):
         settled = data.get("settled")
         status = record_status("settled", settled)
@@ -341,12 +344,87 @@ def _packed_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
         return data
 
 
+def _packed_v4_to_v5(data: dict[str, Any]) -> dict[str, Any]:
+    """Upcast a version 4 ``records_packed`` data object to version 5: its columns
+    regrouped as :func:`_v5_from_v4` says (the summary and the audit stay as they are).
+    Columns that are not consistent version 4 ones stay as they are (decoding the event
+    then says what is wrong)."""
+    try:
+        cols = _v4_columns(data)
+    except (KeyError, TypeError, ValueError):
+        return data
+    try:
+        return {**data, "columns": _v5_from_v4(cols)}
+    except (KeyError, TypeError, ValueError, IndexError):
+        return data
+
+
+def _v5_from_v4(cols: dict[str, Any]) -> dict[str, Any]:
+    """Version 5 columns from consistent version 4 ones (see :func:`_v4_columns`): each
+    columnar mutation (``m``) with the letters after it up to its last cast (``c``) becomes
+    one ``m`` of shape ``[keys, follow]``, the ``o`` records among its casts ``null``
+    entries of ``follow``; every other ``o`` stays a letter. So a run decodes to the same
+    records in both versions, and regrouped it is what :class:`RecordPacker` writes of
+    them."""
+    order, ns, keys = cols["order"], cols["n"], cols["k"]
+    casts, writes = cols["cast"], cols["write"]
+    shapes: dict[Any, int] = {}
+    out: list[str] = []
+    s: list[int] = []
+    m = c = kv = i = 0
+    end = len(order)
+    while i < end:
+        if order[i] != "m":  # an "o": a cast before any "m" was refused by _v4_columns
+            out.append("o")
+            i += 1
+            continue
+        last = order.rfind("c", i, _next_m(order, i + 1))
+        follow: list[Any] = []
+        for letter in order[i + 1:last + 1]:
+            if letter == "c":
+                follow.append((casts[c], writes[c]))
+                c += 1
+            else:
+                follow.append(None)
+        n = ns[m]
+        s.append(_shape_number(shapes, tuple(keys[kv:kv + n]), tuple(follow)))
+        out.append("m")
+        m += 1
+        kv += n
+        i = max(i, last) + 1
+    return {"order": "".join(out), "shape": _shape_table(shapes), "s": s, "rev": cols["rev"],
+            "id": cols["id"], "v": cols["v"], "other": cols["other"]}
+
+
+def _next_m(order: str, start: int) -> int:
+    """The index of the next ``m`` of ``order`` from ``start`` (its length when none)."""
+    found = order.find("m", start)
+    return len(order) if found < 0 else found
+
+
+def _shape_number(shapes: dict[Any, int], keys: tuple[Any, ...], follow: tuple[Any, ...]
+                  ) -> int:
+    """The number of the shape ``(keys, follow)`` in a pack's table (added when new)."""
+    shape = (keys, follow)
+    number = shapes.get(shape)
+    if number is None:
+        number = shapes[shape] = len(shapes)
+    return number
+
+
+def _shape_table(shapes: dict[Any, int]) -> list[list[Any]]:
+    """The ``shape`` column of a pack: ``[keys, follow]`` per shape, in number order."""
+    return [[list(keys), [None if f is None else list(f) for f in follow]]
+            for keys, follow in shapes]
+
+
 #: Every event type this plugin registers.
 EVENT_TYPES: Final = tuple(
     [EventType(PREFIX + name, cls, description=text) for name, (cls, text) in _PAYLOADS.items()]
     + [EventType(PREFIX + "records_packed", RecordsPacked,
                  schema_version=PACKED_SCHEMA_VERSION,
-                 upcasters={1: _packed_v1_to_v2, 2: _packed_v2_to_v3, 3: _packed_v3_to_v4},
+                 upcasters={1: _packed_v1_to_v2, 2: _packed_v2_to_v3, 3: _packed_v3_to_v4,
+                            4: _packed_v4_to_v5},
                  description="several engine records in one event")]
 )
 
@@ -403,21 +481,25 @@ class RecordPacker:
     """Builds the data of one ``graph_engine.records_packed`` event, record by record.
 
     Most records of a session are mutations of one existing object followed by the casts
-    their writes caused. Such a *columnar* mutation is laid out in columns, one entry per
-    mutation (``rev``, ``id``: the object, ``n``: how many writes) or per write (``k``,
-    ``v``: key and value), and each of its casts in two more (``cast``: the concept,
-    ``write``: its write number; the object and revision are the mutation's). Every other
-    record goes whole to ``other`` as ``[type, data]``. ``order`` is a string with one
-    letter per record, ``m``, ``c`` or ``o``, saying which column the next record comes
-    from: so the records decode back exactly, in order (:func:`unpack_records`).
+    their writes caused. Such a *columnar* mutation is one letter ``m`` of ``order`` and one
+    entry of each per-mutation column (``rev``, ``id``: the object, ``s``: the number of its
+    shape) and of ``v`` per write (the value). Its *shape* is an entry of the pack's table
+    ``shape``, ``[keys, follow]``: the keys it writes, in order, and what follows it, a cast
+    as ``[concept, write]`` (its object and revision are the mutation's) or ``null`` for a
+    ``provider_error`` recorded among its casts, kept whole in ``other``. A session's
+    mutations have few shapes (the benchmark session: one per concept), so a pack stores
+    each key once, not once per write, and a replay parses no key string per write. Every
+    other record goes whole to ``other`` as ``[type, data]``, one letter ``o`` each. So the
+    records decode back exactly, in order (:func:`unpack_records`).
 
     A mutation is columnar when it has one item that creates nothing, each of its set pairs
-    has two members, and every effect recorded after it (until the next record that is
-    neither an effect nor a ``provider_error``) is a cast of that object at one of its
-    writes, all within this pack. A replay may then apply the casts after the writes (see
-    ``fold.py``); any other mutation, with its effects, goes to ``other``. A mutation whose
-    effects might continue in the next pack is not columnar either, so a pack can be sealed
-    at any record.
+    has two members and a string key, and every effect recorded after it (until the next
+    record that is neither an effect nor a ``provider_error``) is a cast of that object at
+    one of its writes, all within this pack. A replay may then apply the casts after the
+    writes (see ``replay.py``); any other mutation, with its effects, goes to ``other``. A
+    mutation whose effects might continue in the next pack is not columnar either, so a
+    pack can be sealed at any record. The provider errors after a columnar mutation's last
+    cast are letters ``o`` of their own, not part of its shape.
 
     The summary (``count``, ``errors``, ``settles``, ``settled``, ``status``: see
     :class:`RecordsPacked`) is counted as the records come. The records it reads besides
@@ -425,9 +507,9 @@ class RecordPacker:
     they always go whole to ``other``, from which the version 2 upcaster computes it.
     """
 
-    __slots__ = ("_cast", "_cause", "_clean", "_count", "_errors", "_follow", "_id", "_k",
-                 "_mutation", "_n", "_order", "_other", "_rev", "_settled", "_settles",
-                 "_status", "_target", "_v", "_write")
+    __slots__ = ("_cause", "_clean", "_count", "_errors", "_follow", "_id", "_mutation",
+                 "_order", "_other", "_rev", "_s", "_settled", "_settles", "_shapes",
+                 "_status", "_target", "_v")
 
     def __init__(self) -> None:
         self._count = 0
@@ -437,13 +519,11 @@ class RecordPacker:
         self._status: str | None = None
         # the columns (``order`` as a list of letters until sealed), then the audit ones
         self._order: list[str] = []
+        self._shapes: dict[Any, int] = {}  # (keys, follow) -> its number in the table
+        self._s: list[int] = []
         self._rev: list[Any] = []
         self._id: list[Any] = []
-        self._n: list[int] = []
-        self._k: list[Any] = []
         self._v: list[Any] = []
-        self._cast: list[Any] = []
-        self._write: list[Any] = []
         self._other: list[list[Any]] = []  # [type, data] pairs, as JSON keeps them
         self._target: list[Any] = []
         self._cause: list[Any] = []
@@ -495,9 +575,9 @@ class RecordPacker:
         if self._mutation is not None:  # its effects might go on in the next pack
             self._clean = False
             self._close()
-        columns = {"order": "".join(self._order), "rev": self._rev, "id": self._id,
-                   "n": self._n, "k": self._k, "v": self._v, "cast": self._cast,
-                   "write": self._write, "other": self._other}
+        columns = {"order": "".join(self._order), "shape": _shape_table(self._shapes),
+                   "s": self._s, "rev": self._rev, "id": self._id, "v": self._v,
+                   "other": self._other}
         audit = _encode_audit({"target": self._target, "cause": self._cause})
         return {"count": self._count, "errors": self._errors, "settles": self._settles,
                 "settled": self._settled, "status": self._status, "columns": columns,
@@ -521,23 +601,41 @@ class RecordPacker:
                 other.append([kind, data])
             return
         item = mutation["items"][0]
-        pairs = item["set"]
+        written: list[Any] = []
+        values = self._v
+        for key, value in item["set"]:
+            written.append(key)
+            values.append(value)
+        keys = tuple(written)
+        # the records after the last cast are not part of the shape
+        end = len(follow)
+        while end and follow[end - 1][0] != "cast":
+            end -= 1
+        shape: tuple[Any, ...] = ()
+        if end == 1:  # most often: one cast
+            data = follow[0][1]
+            shape = ((data["concept"], data["at"][1]),)
+        elif end:
+            after: list[Any] = []
+            for kind, data in follow[:end]:
+                if kind == "cast":
+                    after.append((data["concept"], data["at"][1]))
+                else:  # a provider error among the casts: whole, in order
+                    after.append(None)
+                    other.append([kind, data])
+            shape = tuple(after)
+        shapes, key = self._shapes, (keys, shape)
+        number = shapes.get(key)
+        if number is None:
+            number = shapes[key] = len(shapes)
         order.append("m")
+        self._s.append(number)
         self._rev.append(mutation["rev"])
         self._id.append(item["id"])
-        self._n.append(len(pairs))
-        keys, values = self._k, self._v
-        for key, value in pairs:
-            keys.append(key)
-            values.append(value)
         self._target.append(mutation["target"])
         self._cause.append(mutation["cause"])
-        for kind, data in follow:
-            if kind == "cast":
-                order.append("c")
-                self._cast.append(data["concept"])
-                self._write.append(data["at"][1])
-            else:
+        if end < len(follow):
+            for kind, data in follow[end:]:
                 order.append("o")
                 other.append([kind, data])
 
@@ -545,7 +643,7 @@ class RecordPacker:
 def _columnar(data: Any) -> bool:
     """Whether a ``mutation_applied`` data object has the columnar shape (see
     :class:`RecordPacker`): exactly ``rev`` (an int), ``target``, ``items`` (one item of
-    exactly ``id``, ``create`` None and ``set`` pairs) and ``cause``."""
+    exactly ``id``, ``create`` None and ``set`` pairs with string keys) and ``cause``."""
     if type(data) is not dict or len(data) != 4 or type(data.get("rev")) is not int:
         return False
     if "target" not in data or "cause" not in data:
@@ -563,18 +661,19 @@ def _columnar(data: Any) -> bool:
         return False
     for p in pairs:
         tp = type(p)
-        if (tp is not list and tp is not tuple) or len(p) != 2:
+        if (tp is not list and tp is not tuple) or len(p) != 2 or type(p[0]) is not str:
             return False
     return True
 
 
 def _cast_of(data: dict[str, Any], mutation: dict[str, Any]) -> bool:
     """Whether a ``cast`` data object is exactly ``{object, concept, at: [rev, w]}`` of a
-    columnar ``mutation``: its object, its revision and one of its writes ``w``."""
+    columnar ``mutation``: its object, its revision and one of its writes ``w`` (the
+    concept a string)."""
     at: Any = data["at"]
     tp = type(at)
-    if len(data) != 3 or "concept" not in data or (tp is not list and tp is not tuple) \
-            or len(at) != 2:
+    if len(data) != 3 or type(data.get("concept")) is not str \
+            or (tp is not list and tp is not tuple) or len(at) != 2:
         return False
     rev, write = at
     if type(rev) is not int or type(write) is not int or rev != mutation["rev"]:
@@ -607,21 +706,21 @@ def new_packer() -> Packer:
     return RecordPacker()
 
 
-_COLUMNS: Final = ("order", "rev", "id", "n", "k", "v", "cast", "write", "other")
+_V4_COLUMNS: Final = ("order", "rev", "id", "n", "k", "v", "cast", "write", "other")
+_COLUMNS: Final = ("shape", "s", "rev", "id", "v", "other")
 
 
-def packed_columns(data: Any) -> dict[str, Any]:
-    """The ``columns`` of a ``graph_engine.records_packed`` data object (schema version 4,
-    or 2 and 3, whose columns are the same as text), checked to be consistent: a replay may
-    then read them without decoding each record (see ``replay.py``), and they decode to
-    ``count`` records.
-
-    Raises ``ValueError`` when they are not.
-    """
+def _v4_columns(data: Any) -> dict[str, Any]:
+    """The ``columns`` of a version 2 to 4 ``records_packed`` data object (the text of them
+    for versions 2 and 3), checked to be consistent: ``order`` has one letter per record,
+    ``m`` (a columnar mutation: ``rev``, ``id``, ``n`` writes of ``k`` and ``v``), ``c`` (a
+    cast of the columnar mutation before it: ``cast``, ``write``) or ``o`` (``other``).
+    What the upcasters to versions 3 and 5 read. Raises ``ValueError`` when they are not
+    consistent."""
     cols = data["columns"]
-    if type(cols) is str:  # versions 2 and 3 (an upcaster reads them before this)
+    if type(cols) is str:  # versions 2 and 3
         cols = _decode_pack(cols)
-    if type(cols) is not dict or any(type(cols.get(k)) is not list for k in _COLUMNS[1:]):
+    if type(cols) is not dict or any(type(cols.get(k)) is not list for k in _V4_COLUMNS[1:]):
         raise ValueError("columns: not an object of the packed columns")
     order = cols["order"]
     if type(order) is not str or len(order) != data.get("count"):
@@ -638,15 +737,70 @@ def packed_columns(data: Any) -> dict[str, Any]:
         raise ValueError("columns: their lengths do not agree with the order")
     if c and (not m or order.index("c") < order.index("m")):
         raise ValueError("columns: a cast before any columnar mutation")
-    for item in cols["other"]:
+    _check_other(cols["other"])
+    return cols
+
+
+def _check_other(other: list[Any]) -> None:
+    for item in other:
         if type(item) is not list or len(item) != 2 or type(item[0]) is not str:
             raise ValueError("records: each item must be [type, data]")
+
+
+def packed_columns(data: Any) -> dict[str, Any]:
+    """The ``columns`` of a ``graph_engine.records_packed`` data object (schema version 5:
+    the upcasters bring older ones to it), checked to be consistent: a replay may then read
+    them without decoding each record (see ``replay.py``), and they decode to ``count``
+    records.
+
+    Checked: ``order`` has one letter per columnar mutation (``m``) and per record of
+    ``other`` outside a shape (``o``); each shape is ``[keys, follow]``, its keys strings,
+    each entry of ``follow`` ``null`` or ``[concept, write]`` (a string and a write of the
+    shape, ``1 <= write <= len(keys)``); each ``s`` is a shape's number; ``rev`` and ``id``
+    have one entry per ``m``, ``v`` one per key of their shapes, ``other`` one per ``o``
+    and per ``null`` of their shapes; and the records they decode to number ``count``.
+    Raises ``ValueError`` when they are not.
+    """
+    cols = data["columns"]
+    if type(cols) is not dict or type(cols.get("order")) is not str \
+            or any(type(cols.get(k)) is not list for k in _COLUMNS):
+        raise ValueError("columns: not an object of the packed columns")
+    width, slots, follows = [], [], []  # per shape: keys, nulls, records after the mutation
+    for shape in cols["shape"]:
+        if type(shape) is not list or len(shape) != 2 or type(shape[0]) is not list \
+                or type(shape[1]) is not list:
+            raise ValueError("columns: a shape must be [keys, follow]")
+        keys, follow = shape
+        n = len(keys)
+        if not set(map(type, keys)) <= {str}:
+            raise ValueError("columns: a shape's keys must be strings")
+        for f in follow:
+            if f is not None and (type(f) is not list or len(f) != 2 or type(f[0]) is not str
+                                  or type(f[1]) is not int or not 0 < f[1] <= n):
+                raise ValueError("columns: a shape's cast must be [concept, one of its writes]")
+        width.append(n)
+        slots.append(follow.count(None))
+        follows.append(len(follow))
+    order, s = cols["order"], cols["s"]
+    m = order.count("m")
+    uses: Counter[Any] = Counter(s)  # shape number -> its mutations
+    if s and (not set(map(type, s)) <= {int} or min(uses) < 0 or max(uses) >= len(width)):
+        raise ValueError("columns: each s must be the number of a shape")
+    if (m + order.count("o") != len(order)
+            or not len(s) == len(cols["rev"]) == len(cols["id"]) == m
+            or len(cols["v"]) != sum([width[i] * k for i, k in uses.items()])
+            or len(cols["other"]) != len(order) - m + sum([slots[i] * k
+                                                            for i, k in uses.items()])):
+        raise ValueError("columns: their lengths do not agree with the order")
+    if len(order) + sum([follows[i] * k for i, k in uses.items()]) != data.get("count"):
+        raise ValueError("columns: not a list of the announced count")
+    _check_other(cols["other"])
     return cols
 
 
 def unpack_records(data: Any) -> list[tuple[str, Any]]:
-    """The records of a ``graph_engine.records_packed`` data object (schema version 4, or
-    2 and 3), in order.
+    """The records of a ``graph_engine.records_packed`` data object (schema version 5), in
+    order.
 
     Raises ``ValueError`` when its columns are not consistent (see :func:`packed_columns`).
     """
@@ -658,26 +812,27 @@ def unpack_records(data: Any) -> list[tuple[str, Any]]:
     targets, causes = audit["target"], audit["cause"]
     if len(targets) != len(cols["rev"]) or len(causes) != len(targets):
         raise ValueError("audit: not one target and cause per columnar mutation")
-    revs, ids, ns, keys, values = cols["rev"], cols["id"], cols["n"], cols["k"], cols["v"]
-    concepts, writes, other = cols["cast"], cols["write"], iter(cols["other"])
+    shapes, s, revs, ids, values = cols["shape"], cols["s"], cols["rev"], cols["id"], cols["v"]
+    other = iter(cols["other"])
     out: list[tuple[str, Any]] = []
-    m = c = kv = 0
-    rev: Any = None
-    oid: Any = None
+    m = kv = 0
     for letter in cols["order"]:
         if letter == "m":
-            rev, oid, n = revs[m], ids[m], ns[m]
-            pairs = [[keys[i], values[i]] for i in range(kv, kv + n)]
+            keys, follow = shapes[s[m]]
+            rev, oid = revs[m], ids[m]
+            pairs = [[key, values[i]] for i, key in enumerate(keys, kv)]
             out.append(("mutation_applied", {"rev": rev, "target": targets[m],
                                              "items": [{"id": oid, "create": None,
                                                         "set": pairs}],
                                              "cause": causes[m]}))
+            for f in follow:
+                if f is None:
+                    kind, record = next(other)
+                    out.append((kind, record))
+                else:
+                    out.append(("cast", {"object": oid, "concept": f[0], "at": [rev, f[1]]}))
             m += 1
-            kv += n
-        elif letter == "c":
-            out.append(("cast", {"object": oid, "concept": concepts[c],
-                                 "at": [rev, writes[c]]}))
-            c += 1
+            kv += len(keys)
         else:
             kind, record = next(other)
             out.append((kind, record))

@@ -29,8 +29,9 @@ path's own step.
 
 A packed event's columns (``events.RecordPacker``) are applied without building its records:
 the packer lays out in columns only the mutations whose effects are all such casts, recorded
-in the same event, so a columnar mutation's writes are applied at once and its casts as they
-come; the whole records in between go through the path above.
+in the same event, so a columnar mutation's writes are applied at once and then its casts,
+both as its shape (the keys it writes, the casts after it) says; the whole records in
+between go through the path above.
 
 **The general path** (:func:`replay_general`) first files every ``cast`` / ``uncast``
 effect under the (load, revision, write) it belongs to, so that the write path replays it
@@ -45,6 +46,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol
 
@@ -197,8 +199,8 @@ def fold_records(
 
 
 def packed_chunk(data: Any) -> Any:
-    """The columns of a ``graph_engine.records_packed`` data object (schema version 4, or
-    an older one) as :func:`fold_records` takes them: :func:`.events.packed_columns`
+    """The columns of a ``graph_engine.records_packed`` data object (schema version 5, an
+    older one upcast) as :func:`fold_records` takes them: :func:`.events.packed_columns`
     (whose ``ValueError`` says what is wrong)."""
     return packed_columns(data)
 
@@ -288,55 +290,40 @@ class _Fold:
         self.pending, self.effects = pending, effects
 
     def _feed_columns(self, cols: Any) -> None:
-        """The columnar mutations are applied as they come, their casts right after: the
-        packer made sure every effect of such a mutation is a cast of its object at one of
-        its writes, recorded before anything but provider errors. Each run of columnar
-        letters (``m``, ``c``) goes to :func:`apply_run`; each run
-        of whole records (``o``) goes through :meth:`_feed`, in order. A cast is still
-        checked to belong to the columnar mutation right before it, since a replay must
-        refuse what the general path refuses."""
-        eng = self.engine
+        """The columnar mutations are applied as they come, each with its casts: the packer
+        made sure every effect of such a mutation is a cast of its object at one of its
+        writes, recorded before anything but provider errors (``events.RecordPacker``).
+        Each run of ``m`` letters goes to :func:`apply_run`; each run of whole records
+        (``o``) goes through :meth:`_feed`, in order."""
         order, other = cols["order"], cols["other"]
-        columns = (cols["rev"], cols["id"], cols["n"], cols["k"], cols["v"], cols["cast"],
-                   cols["write"])
-
-        def run(context: tuple[Any, ...], lo: int, hi: int, state: tuple[Any, ...]
-                ) -> tuple[Any, ...]:
-            return apply_run(context, columns, order, lo, hi, state)
-        end = len(order)
-        # m, c, kv: the next mutation, cast and write; last: the object of the columnar
-        # mutation whose casts may follow (None after any whole record but an error) and
-        # its number of writes; the engine's revision; whether a fact changed
-        state: tuple[Any, ...] = (0, 0, 0, None, 0, eng.revision, False)
-        at = o = 0
+        # a value that is an object (a "__push", say) takes the write path's own steps
+        plain = dict not in map(type, cols["v"])
+        state: tuple[int, int, int] = (0, 0, 0)  # the next mutation, value and whole record
+        at = 0
         for match in _OTHER_RUNS.finditer(order):
             lo, hi = match.span()
             if lo > at:
-                state = self._columnar(run, order, at, lo, state)
-            records = other[o:o + hi - lo]
-            self.feed(records)
-            o += hi - lo
-            if any(kind != "provider_error" for kind, _ in records):
-                state = (*state[:3], None, 0, *state[5:])  # the casts of `last` are over
+                state = self._columnar(cols, lo - at, state, plain)
+            m, kv, o = state
+            self.feed(other[o:o + hi - lo])
+            state = (m, kv, o + hi - lo)
             at = hi
-        if at < end:
-            self._columnar(run, order, at, end, state)
+        if at < len(order):
+            self._columnar(cols, len(order) - at, state, plain)
 
-    def _columnar(self, run: Any, order: str, lo: int, hi: int, state: tuple[Any, ...]
-                  ) -> tuple[Any, ...]:
-        """Apply the columnar records ``order[lo:hi]``; the state after them."""
+    def _columnar(self, cols: Any, count: int, state: tuple[int, int, int], plain: bool
+                  ) -> tuple[int, int, int]:
+        """Apply the next ``count`` columnar mutations; the state after them."""
         eng = self.engine
-        if order[lo] == "m" and self.pending is not None:  # a mutation of a whole record
+        if self.pending is not None:  # a mutation of a whole record
             self._flush(self.pending, self.effects)
             self.pending, self.effects = None, []
-        context = self._context()
-        state = (*state[:5], eng.revision, False)
-        state = run(context, lo, hi, state)
-        eng.revision = state[5]
-        if state[6]:
+        m, kv, o, revision, changed, self.pos = apply_run(
+            self._context(), cols, count, (*state, eng.revision, False, self.pos), plain)
+        eng.revision = revision
+        if changed:
             eng.mark_changed()
-        self.pos += hi - lo
-        return state
+        return m, kv, o
 
     def _context(self, concepts: bool = True) -> tuple[Any, ...]:
         """What :func:`apply_run` and :func:`write_pairs` write through: see
@@ -460,88 +447,98 @@ def write_pairs(context: tuple[Any, ...], obj: GraphObject, oid: str, pairs: Any
                       pairs.items() if type(pairs) is dict else pairs)
 
 
-def apply_run(context: tuple[Any, ...], columns: tuple[list[Any], ...], order: str,
-                 lo: int, hi: int, state: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Apply the columnar records ``order[lo:hi]`` (letters ``m`` and ``c`` only) of a
-    packed event's columns.
+def apply_run(context: tuple[Any, ...], cols: dict[str, Any], count: int,
+              state: tuple[Any, ...], plain: bool) -> tuple[Any, ...]:
+    """Apply ``count`` columnar mutations of a packed event's columns (as
+    :func:`.events.packed_columns` returns them, which checks what this loop then takes for
+    granted: each ``s`` a shape's number, ``v`` as long as their keys, each cast one of its
+    shape's writes), each with the casts and whole records of its shape.
 
     ``context`` is ``(objects, index, concepts, create, relink, js_same, undefined)``: the
     engine's objects and key index, the tree's concepts by id, a callable creating a free
     object, the target's ``relink``, the equality of identical writes and the ``undefined``
-    value (the last two are what ``_write_all`` uses too). ``columns`` is ``(rev, id, n,
-    k, v, cast, write)``. ``state`` is ``(m, c, kv, last, writes_of_last, revision,
-    changed)``: the next mutation, cast and write of the
-    columns, the object of the mutation whose casts may follow (or None) and its number of
-    writes, the engine's revision and whether a fact changed; the state after the run is
-    returned. A cast that is not one of the mutation before it raises ``ValueError``;
-    malformed columns raise ``KeyError``, ``TypeError``, ``ValueError`` or ``IndexError``.
-    The columns must have passed :func:`.events.packed_columns`, which checks what this
-    loop then takes for granted (each ``n`` a count, ``k`` and ``v`` as long as their sum,
-    each ``write`` an integer).
+    value (the last two are what ``_write_all`` uses too). ``state`` is ``(m, kv, o,
+    revision, changed, pos)``: the next mutation, value and whole record of the columns,
+    the engine's revision, whether a fact changed and the index of the next record; the
+    state after the run is returned. ``plain`` says that no value of the columns is an
+    object (no ``__push``). A record of a shape's ``follow`` that is not a provider error
+    raises ``ValueError``; malformed columns raise ``KeyError``, ``TypeError``,
+    ``ValueError`` or ``IndexError``.
     """
     objects, index, concepts, create, relink = context[:5]
-    revs, ids, ns, keys, values, casts, writes = columns
-    m, c, kv, last, writes_of_last, top, changed = state
+    m, kv, o, top, changed, pos = state
+    end = m + count
+    numbers, ids, revs = cols["s"][m:end], cols["id"][m:end], cols["rev"][m:end]
+    values, other, shapes = cols["v"], cols["other"], cols["shape"]
+    # per shape of the run: [its keys with their buckets of the key index (made when a
+    # write first needs them), its keys, whether its writes take the quick path below,
+    # whether it writes a link key, the cast state its casts set (None: none; a (name,
+    # id) pair: one; else a dict), its follow]
+    run: dict[int, list[Any]] = {}
+    uses = Counter(numbers)  # shape number -> its mutations in the run
+    for number in uses:
+        keys, follow = shapes[number]
+        mapped: dict[str, str] = {}
+        for f in follow:
+            if f is not None:
+                concept = concepts[f[0]]
+                mapped[concept.name or concept.id] = concept.id
+        keys = tuple(map(_intern, keys))  # one string per key for all objects
+        quick = plain and None not in follow and "_rev" not in keys \
+            and len(set(keys)) == len(keys)
+        # one cast (most shapes): its (name, id) pair, set directly
+        cast: Any = (next(iter(mapped.items())) if len(mapped) == 1 else mapped) or None
+        run[number] = [None, keys, quick, not set(keys).isdisjoint(LINK_KEYS), cast, follow]
+        pos += uses[number] * (1 + len(follow))  # the records of its mutations
     get_object = objects.get
-    undefined = UNDEFINED
-    named: dict[Any, tuple[str, str]] = {}  # concept id -> (the name it maps under, id)
-    # a parsed key -> (the one string of that key, its bucket of the key index): a
-    # run writes the same few keys on many objects
-    seen: dict[Any, tuple[str, dict[str, None]]] = {}
-    # What _write_all does, inlined: a replay spends most of its time here (one pass per
-    # columnar mutation and cast of the session).
-    for letter in order[lo:hi]:
-        if letter == "m":
-            oid, n, rev = ids[m], ns[m], revs[m]
-            m += 1
-            if rev > top:
-                top = rev
-            last = get_object(oid)
-            if last is None:
-                last = create(oid)
-            writes_of_last = n
-            facts = own_facts(last) if last.shared else last.facts
-            facts["_rev"] = rev
-            lid = last.id  # the key index holds the object's own id, not a parsed copy
-            segment = last.kind == "segment"
-            end = kv + n
-            while kv < end:
-                key = keys[kv]
+    # What _write_all does, inlined for a shape whose writes can be told apart by key (no
+    # key twice, no object value) and that needs no relink: a replay spends most of its
+    # time here (one pass per columnar mutation of the session).
+    for number, oid, rev in zip(numbers, ids, revs):
+        obj = get_object(oid)
+        if obj is None:
+            obj = create(oid)
+        facts = own_facts(obj) if obj.shared else obj.facts
+        facts["_rev"] = rev
+        shape = run[number]
+        pairs, keys, quick, link, cast, follow = shape
+        if quick and not (link and obj.kind == "segment"):
+            if pairs is None:  # a key the facts lack is then indexed: its bucket is due
+                pairs = shape[0] = tuple((key, index.setdefault(key, {})) for key in keys)
+            lid = obj.id  # the key index holds the object's own id, not a parsed copy
+            for key, bucket in pairs:
                 value = values[kv]
                 kv += 1
-                old = facts.get(key, undefined)
-                if type(value) is dict and "__push" in value:
-                    value = (list(old) if type(old) is list else []) + [value["__push"]]
-                if old is undefined:
-                    hit = seen.get(key)
-                    if hit is None:
-                        one = _intern(key)  # one string per key for all objects
-                        bucket = index.get(one)
-                        if bucket is None:
-                            bucket = index[one] = {}
-                        hit = seen[key] = (one, bucket)
-                    key = hit[0]
-                    hit[1][lid] = None
-                elif old is value or js_same(old, value):
-                    continue  # an identical write is a no-op (SPEC §0-16)
+                if key in facts:
+                    old = facts[key]
+                    if old is value or js_same(old, value):
+                        continue  # an identical write is a no-op (SPEC §0-16)
+                else:
+                    bucket[lid] = None
                 facts[key] = value
                 changed = True
-                if segment and key in LINK_KEYS:
-                    relink(last, key, old, value)
-        elif letter == "c":
-            # writes_of_last is 0 while no columnar mutation is open (after a whole record)
-            if not 0 < writes[c] <= writes_of_last:
-                raise ValueError("columns: a cast that is not one of the mutation before it")
-            cid = casts[c]
-            c += 1
-            found = named.get(cid)
-            if found is None:
-                concept = concepts[cid]
-                found = named[cid] = (concept.name or concept.id, concept.id)
-            last.mapped[found[0]] = found[1]
         else:
-            raise ValueError(f"columns: {letter!r} is not a columnar letter")
-    return m, c, kv, last, writes_of_last, top, changed
+            n = len(keys)
+            changed = _write_all(index, relink, obj, obj.id, zip(keys, values[kv:kv + n])) \
+                or changed
+            kv += n
+            for f in follow:
+                if f is None:  # a record among the casts: only a provider error may be
+                    kind, data = other[o]
+                    o += 1
+                    if kind != "provider_error" or type(data) is not dict:
+                        raise ValueError("columns: a record among a mutation's casts that "
+                                         "is not a provider error")
+        if cast is not None:
+            if type(cast) is tuple:
+                obj.mapped[cast[0]] = cast[1]
+            else:
+                obj.mapped.update(cast)
+    if revs:
+        last = max(revs)
+        if last > top:
+            top = last
+    return end, kv, o, top, changed, pos
 
 
 def _casts_in_place(record: dict[str, Any], effects: list[tuple[str, dict[str, Any]]]) -> bool:
