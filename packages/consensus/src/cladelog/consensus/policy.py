@@ -33,6 +33,7 @@ from typing import Any
 
 import attrs
 from cladelog.consensus.errors import ConsensusInputError
+from cladelog.core.fields import MAX_SAFE_INTEGER
 
 __all__ = [
     "MAX_INT",
@@ -44,8 +45,8 @@ __all__ = [
     "parse_policy",
 ]
 
-#: Largest integer accepted anywhere (the I-JSON safe range).
-MAX_INT = 2**53 - 1
+#: Largest integer accepted anywhere: core's I-JSON safe range (kept under this name).
+MAX_INT = MAX_SAFE_INTEGER
 #: Voting-power weightings.
 WEIGHTINGS = ("linear", "sqrt")
 #: Offense classes with a slash fraction.
