@@ -222,7 +222,7 @@ class Deployment:
         out: list[PreparedEvent] = []
         add = out.append
         metas: dict[str, dict[str, Any]] = {}
-        encoder = self.registry.encoder
+        encoder = self.registry._encoder
         owner = self._owner
         new_event = tuple.__new__  # PreparedEvent's own __new__ is a Python function
 

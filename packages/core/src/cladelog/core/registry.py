@@ -88,7 +88,7 @@ class EventTypeRegistry:
         self._dumpers: dict[str, Any] = {}
         # per type: a function turning its (current-version) data into a payload instance
         self._loaders: dict[str, Callable[[Any], Any]] = {}
-        # per type: its prepare_encoded as a function (see encoder)
+        # per type: its prepare_encoded as a function (see _encoder)
         self._encoders: dict[str, Callable[[Any, int | None], tuple[int, Any, bytes | None]]] = {}
         for t in types:
             self.register(t)
@@ -130,9 +130,9 @@ class EventTypeRegistry:
         """:meth:`prepare`, plus the canonical bytes of the data when they came for free
         (payloads of classes with a generated encoder, see
         :func:`cladelog.core.schema.flat_dumper`), else None."""
-        return self.encoder(name)(data, schema_version)
+        return self._encoder(name)(data, schema_version)
 
-    def encoder(self, name: str) -> Callable[[Any, int | None], tuple[int, Any, bytes | None]]:
+    def _encoder(self, name: str) -> Callable[[Any, int | None], tuple[int, Any, bytes | None]]:
         """:meth:`prepare_encoded` for the type ``name``, as a function ``(data,
         schema_version)`` made once per type: a batch looks its type up once, not per
         event. Raises :class:`UnknownEventTypeError` as :meth:`get` does."""
