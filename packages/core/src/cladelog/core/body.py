@@ -535,8 +535,8 @@ class _Reader:
         # the body's parts: the shape per (stream, type, schema version), the time quoted
         if streams.count(streams[0]) == n and types.count(types[0]) == n \
                 and schemas.count(schemas[0]) == n:  # a page of one stream and type
-            shapes = [self.shapes.get((streams[0], types[0], schemas[0]))
-                      or self.shape((streams[0], types[0], schemas[0]), first)] * n
+            key = (streams[0], types[0], schemas[0])
+            shapes: list[Any] = [self.shapes.get(key) or self.shape(key, first)] * n
         else:
             keys = list(zip(streams, types, schemas))
             shapes = list(map(self.shapes.get, keys))
