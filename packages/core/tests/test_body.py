@@ -288,6 +288,33 @@ def test_hostile_rows_give_the_same_outcome(
         assert f"position {at + 1}" in got[1][1] or column == 0
 
 
+@pytest.mark.parametrize("change,reason", [
+    ({2: "5"}, "not an integer"),
+    ({0: 5.0}, "not an integer"),
+    ({4: 1.0}, "$.schema_version: must be an integer"),
+    ({1: b"s0"}, "$.stream: must be a string"),
+    ({3: 7}, "$.type: must be a string"),
+    ({5: 5}, "recorded_at"),
+    # two columns bad: the stream is named before recorded_at
+    ({1: "s\ud800", 5: 5}, "$.stream: string contains a lone surrogate, not valid UTF-8"),
+])
+@pytest.mark.parametrize("how", ["pages", "rows"])
+def test_a_column_of_the_wrong_type_is_named(change: dict[int, Any], reason: str,
+                                            how: str) -> None:
+    """A page refuses a column of the wrong type at once; the row-by-row check that follows
+    names the row and the column, and the rows before it come out."""
+    rows = _rows(12)
+    row = list(rows[4])
+    for column, value in change.items():
+        row[column] = value
+    rows[4] = tuple(row)
+    got = run(how, rows)
+    assert got[0] == "error"
+    name, message, before = got[1]
+    assert (name, message, len(before)) == (
+        "ChainError", f"position 5: a stored column is not valid ({reason})", 4)
+
+
 def test_a_tampered_row_is_named_and_the_rows_before_it_come_out() -> None:
     rows = _rows(40)
     bad = list(rows[29])

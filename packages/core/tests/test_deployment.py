@@ -167,6 +167,45 @@ def test_unknown_type_and_future_schema_version(deployment: Deployment) -> None:
     assert deployment.store.head().position == 0
 
 
+@attrs.frozen
+class Tick:
+    t: int
+
+
+def test_a_batch_of_several_types_gets_each_ones_plugin_and_checks(
+    tmp_path: Path, plugin_factory: Any
+) -> None:
+    """A batch looks each type's encoder, plugin and meta up when the type changes: events
+    of two plugins, interleaved, each carry their own plugin and version, and a bad event
+    after a change of type is named by its index."""
+    clock = plugin_factory("clock", version="2.5.0", event_types=(EventType("clock.ticked", Tick),),
+                           projections=())
+    c = cfg(tmp_path, plugins=["counter", "clock"], actor="tester")
+    with Deployment(c, plugins=[plugin_factory(), clock], create=True) as dep:
+        got = dep.append([NewEvent("c", "counter.counted", {"n": 1}),
+                          NewEvent("c", "clock.ticked", Tick(5)),
+                          NewEvent("c", "clock.ticked", {"t": 6}),
+                          NewEvent("c", "counter.counted", {"n": 2})])
+        assert [(e.type, e.meta["plugin"], e.meta["plugin_version"], e.data) for e in got] == [
+            ("counter.counted", "counter", "1.0.0", {"n": 1, "label": ""}),
+            ("clock.ticked", "clock", "2.5.0", {"t": 5}),
+            ("clock.ticked", "clock", "2.5.0", {"t": 6}),
+            ("counter.counted", "counter", "1.0.0", {"n": 2, "label": ""}),
+        ]
+        head = dep.store.head()
+        with pytest.raises(InputError, match=r"^events\[2\]\.data\.t: "):
+            dep.append([NewEvent("c", "clock.ticked", {"t": 1}),
+                        NewEvent("c", "counter.counted", {"n": 1}),
+                        NewEvent("c", "clock.ticked", {"t": "x"})])
+        with pytest.raises(UnknownEventTypeError, match=r"^events\[1\]\.type: unknown"):
+            dep.append([NewEvent("c", "clock.ticked", {"t": 1}),
+                        NewEvent("c", "nope.x", {})])
+        with pytest.raises(InputError, match=r"^events\[1\]\.schema_version: new clock"):
+            dep.append([NewEvent("c", "clock.ticked", {"t": 1}),
+                        NewEvent("c", "clock.ticked", {"t": 1}, schema_version=0)])
+        assert dep.store.head() == head
+
+
 def test_expected_version_through_the_deployment(deployment: Deployment) -> None:
     deployment.append([NewEvent("c", "counter.counted", {"n": 1})], expected_versions={"c": 0})
     with pytest.raises(ConcurrencyError, match="expected version 0, but it is at 1"):

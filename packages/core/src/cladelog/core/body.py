@@ -516,22 +516,34 @@ class _Reader:
         first = self.position + 1
         pos, streams, svs, types, schemas, times, datas, metas, hashes = zip(*page, strict=True)
         if bulk:
-            if pos != tuple(range(first, first + n)):
-                raise ValueError("positions")
-        elif pos[0] != first:
-            raise ChainError(first, f"missing: the next stored position is {pos[0]}")
-        if set(map(type, pos)) != _INT or set(map(type, svs)) != _INT:
-            raise ChainError(first, "a stored column is not valid (not an integer)")
-        # exact types before the caches below, which equal values (1.0 and 1) would share
-        if set(map(type, schemas)) != _INT or {*map(type, streams), *map(type, types)} != _STR:
-            self.shape((streams[0], types[0], schemas[0]), first, cached=False)  # names it
-            raise ValueError("columns")
+            # the exact types of the columns at once (the row-by-row check that follows a
+            # refusal names the column); before the caches below, which equal values (1.0
+            # and 1) would share
+            if pos != tuple(range(first, first + n)) \
+                    or {*map(type, pos), *map(type, svs), *map(type, schemas)} != _INT \
+                    or {*map(type, streams), *map(type, types), *map(type, times)} != _STR:
+                raise ValueError("columns")
+        else:
+            if pos[0] != first:
+                raise ChainError(first, f"missing: the next stored position is {pos[0]}")
+            if pos[0].__class__ is not int or svs[0].__class__ is not int:
+                raise ChainError(first, "a stored column is not valid (not an integer)")
+            if schemas[0].__class__ is not int or streams[0].__class__ is not str \
+                    or types[0].__class__ is not str:
+                self.shape((streams[0], types[0], schemas[0]), first, cached=False)  # names it
+                raise ValueError("columns")
         # the body's parts: the shape per (stream, type, schema version), the time quoted
-        keys = list(zip(streams, types, schemas))
-        shapes = list(map(self.shapes.get, keys))
-        if None in shapes:
-            shapes = [s if s is not None else self.shape(k, first) for s, k in zip(shapes, keys)]
-        if set(map(type, times)) != _STR:
+        if streams.count(streams[0]) == n and types.count(types[0]) == n \
+                and schemas.count(schemas[0]) == n:  # a page of one stream and type
+            key = (streams[0], types[0], schemas[0])
+            shapes: list[Any] = [self.shapes.get(key) or self.shape(key, first)] * n
+        else:
+            keys = list(zip(streams, types, schemas))
+            shapes = list(map(self.shapes.get, keys))
+            if None in shapes:
+                shapes = [s if s is not None else self.shape(k, first)
+                          for s, k in zip(shapes, keys)]
+        if not bulk and times[0].__class__ is not str:
             self.time(times[0], first)  # names it
             raise ValueError("recorded_at")
         if times.count(times[0]) == n:  # a batch shares its time

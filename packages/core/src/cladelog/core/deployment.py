@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["Deployment"]
 
 CORE_VERSION = __version__  # the event meta records it
+_NO_TYPE = object()  # no event type seen yet (Deployment.prepare)
 
 
 def _caller_meta(meta: dict[str, Any], given: Any, where: str) -> dict[str, Any]:
@@ -218,9 +219,10 @@ class Deployment:
 
         ``first_index``: the events are a chunk of a larger batch starting at that index
         (errors name ``events[first_index + i]``)."""
-        out = []
+        out: list[PreparedEvent] = []
+        add = out.append
         metas: dict[str, dict[str, Any]] = {}
-        prepare = self.registry.prepare_encoded
+        encoder = self.registry._encoder
         owner = self._owner
         new_event = tuple.__new__  # PreparedEvent's own __new__ is a Python function
 
@@ -230,6 +232,11 @@ class Deployment:
             return f"events[{i}]" if len(events) > 1 else "event"
 
         last_stream = None
+        # a batch mostly shares one type: its encoder, plugin and meta are looked up once
+        last_type: Any = _NO_TYPE
+        encode: Any = None
+        plugin = ""
+        type_meta: dict[str, Any] = {}
         for i, e in enumerate(events):
             stream = e.stream
             if stream is not last_stream:  # a batch mostly shares one stream: check it once
@@ -239,19 +246,25 @@ class Deployment:
                 last_stream = stream
             etype = e.type
             try:
-                version, data, encoded = prepare(etype, e.data, e.schema_version)
+                if etype is not last_type:
+                    encode = encoder(etype)
+                version, data, encoded = encode(e.data, e.schema_version)
             except InputError as exc:
                 raise type(exc)(f"{where(i)}.{exc}") from None
-            plugin = owner[etype]
+            if etype is not last_type:
+                plugin = owner[etype]
+                known = metas.get(plugin)
+                if known is None:
+                    known = metas[plugin] = self._meta(plugin, correlation_id)
+                type_meta = known
+                last_type = etype
             if plugin == "core":
                 check_reserved(stream, etype, where(i), appending=True)
-            meta = metas.get(plugin)
-            if meta is None:
-                meta = metas[plugin] = self._meta(plugin, correlation_id)
+            meta = type_meta
             given = e.meta
             if given or given.__class__ is not dict:  # meta, when given, is an object
                 meta = _caller_meta(meta, given, where(i))
-            out.append(new_event(PreparedEvent, (stream, etype, version, data, meta, encoded)))
+            add(new_event(PreparedEvent, (stream, etype, version, data, meta, encoded)))
         return out
 
     def append(

@@ -417,10 +417,11 @@ def _fold_from(
                 event = _upcast(registry, event)
                 fresh = False
             pos = event[0]
-            for k, start, apply in plan:
-                if pos > start:
-                    state_list[k] = apply(state_list[k], event)
-                    counts[k] += 1
+            if plan:
+                for k, start, apply in plan:
+                    if pos > start:
+                        state_list[k] = apply(state_list[k], event)
+                        counts[k] += 1
             if typed:
                 with_payload = event if fresh else None
                 for k, start, apply in typed:

@@ -88,6 +88,8 @@ class EventTypeRegistry:
         self._dumpers: dict[str, Any] = {}
         # per type: a function turning its (current-version) data into a payload instance
         self._loaders: dict[str, Callable[[Any], Any]] = {}
+        # per type: its prepare_encoded as a function (see _encoder)
+        self._encoders: dict[str, Callable[[Any, int | None], tuple[int, Any, bytes | None]]] = {}
         for t in types:
             self.register(t)
 
@@ -128,32 +130,51 @@ class EventTypeRegistry:
         """:meth:`prepare`, plus the canonical bytes of the data when they came for free
         (payloads of classes with a generated encoder, see
         :func:`cladelog.core.schema.flat_dumper`), else None."""
-        et = self.get(name)
-        if schema_version is not None and schema_version != et.schema_version:
-            if type(schema_version) is not int or schema_version > et.schema_version:
+        return self._encoder(name)(data, schema_version)
+
+    def _encoder(self, name: str) -> Callable[[Any, int | None], tuple[int, Any, bytes | None]]:
+        """:meth:`prepare_encoded` for the type ``name``, as a function ``(data,
+        schema_version)`` made once per type: a batch looks its type up once, not per
+        event. Raises :class:`UnknownEventTypeError` as :meth:`get` does."""
+        encode = self._encoders.get(name) if name.__class__ is str else None
+        if encode is None:
+            encode = self._encoders[name] = self._make_encoder(self.get(name))
+        return encode
+
+    def _make_encoder(
+        self, et: EventType
+    ) -> Callable[[Any, int | None], tuple[int, Any, bytes | None]]:
+        name, payload, current = et.name, et.payload, et.schema_version
+        dumper = self.flat_dumper(name)
+
+        def encode(data: Any, schema_version: int | None = None) -> tuple[int, Any, bytes | None]:
+            if schema_version is not None and schema_version != current:
+                if type(schema_version) is not int or schema_version > current:
+                    raise InputError(
+                        f"schema_version: {name} has no version {schema_version!r} "
+                        f"(current is {current})"
+                    )
                 raise InputError(
-                    f"schema_version: {name} has no version {schema_version!r} "
-                    f"(current is {et.schema_version})"
+                    f"schema_version: new {name} events are written in version "
+                    f"{current}, not {schema_version}"
                 )
-            raise InputError(
-                f"schema_version: new {name} events are written in version "
-                f"{et.schema_version}, not {schema_version}"
-            )
-        if data.__class__ is et.payload or data.__class__ is dict:
-            dumper = self.flat_dumper(name)
             if dumper is not None:
-                done = encode_fast(et.payload, dumper, data)
+                kind = data.__class__
+                done = (dumper(data) if kind is payload
+                        else encode_fast(payload, dumper, data) if kind is dict else None)
                 if done is not None:
-                    return et.schema_version, done[0], done[1]
-        schema = _schema()
-        if isinstance(data, et.payload):
-            # attrs does not check annotations when an instance is built: structuring
-            # its unstructured form does, and names the field that does not match
-            json_data = schema.unstructure_checked(data, et.payload)
-            schema.structure(json_data, et.payload)
-            return et.schema_version, json_data, None
-        obj: Any = schema.structure(data, et.payload)
-        return et.schema_version, schema.converter.unstructure(obj, et.payload), None
+                    return current, done[0], done[1]
+            schema = _schema()
+            if isinstance(data, payload):
+                # attrs does not check annotations when an instance is built: structuring
+                # its unstructured form does, and names the field that does not match
+                json_data = schema.unstructure_checked(data, payload)
+                schema.structure(json_data, payload)
+                return current, json_data, None
+            obj: Any = schema.structure(data, payload)
+            return current, schema.converter.unstructure(obj, payload), None
+
+        return encode
 
     def flat_dumper(self, name: str) -> Any:
         """The generated encoder of the type's payload class (see
