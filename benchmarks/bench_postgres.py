@@ -23,11 +23,14 @@ released together to the last writer's last commit (time.perf_counter is
 CLOCK_MONOTONIC, common to the processes), so process start, imports, payload building
 and teardown are outside the timer in every path.
 
-Lock-held time: a store that reports it (``PostgresStore.lock_held``: seconds from the
-moment an append holds the head lock to the end of its work in the server, summed, and
-the number of appends) is printed per append and per event; the commit that follows
-(the WAL flush, a few hundred microseconds on this machine) also holds the lock and is
-not in that figure. An older store prints ``n/a``.
+Lock-held time: a store that reports it (``PostgresStore.lock_held``, summed seconds and
+the number of appends) is printed per append and per event. Batches appended by the
+server-side function (smaller than ``PostgresStore.copy_from``) count from the moment
+the function holds the head lock to the end of its work in the server: the commit that
+follows (the WAL flush, a few hundred microseconds on this machine) also holds the lock
+and is not in that figure. Batches appended by COPY count from the moment the writer got
+the lock to the end of the commit, as the writer sees it (round trips included). An
+older store prints ``n/a``.
 """
 
 from __future__ import annotations

@@ -169,6 +169,7 @@ def test_an_append_scans_no_table_of_the_log(pg_harness: Any, copy_from: int) ->
             "a", n, start=store.stream_version("a")), expected_versions={
                 "a": store.stream_version("a")}, idempotency_key=f"k{n}"))
         assert scans.get("events", 0) == 0 and scans.get("batches", 0) == 0, (n, scans)
+    assert store.lock_held[1] == 4 and store.lock_held[0] > 0  # either path reports it
     assert store.verify().ok
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -402,8 +403,9 @@ class PostgresStore(EventStore):
             self._pool.close()
             raise
         self._listener: Any = None
-        #: seconds this object's appends held the head lock in the server (from taking it
-        #: to the end of the function; the commit follows), and how many appends
+        #: seconds this object's appends held the head lock, and how many appends: by the
+        #: function, from taking the lock to the end of its work in the server (the commit
+        #: follows); by COPY, from the moment this process got the lock to the commit's end
         self.lock_held: tuple[float, int] = (0.0, 0)
         #: batches of this many events or more are appended by COPY (see COPY_FROM)
         self.copy_from = COPY_FROM
@@ -699,6 +701,7 @@ class PostgresStore(EventStore):
         with self._pool.connection() as conn:
             with conn.transaction():
                 head_row, done, current = self._lock_head(conn, key, streams)
+                locked = time.perf_counter()
                 if done is not None:
                     if done[0] != batch.digest:
                         raise InputError(f"idempotency_key: {key!r} was used for a different "
@@ -712,8 +715,11 @@ class PostgresStore(EventStore):
                                        batch.digest, rows[0][0])
                     if self._before_commit is not None:
                         self._before_commit(conn)
-            if recorded is not None and self._after_commit is not None:
-                self._after_commit()
+            if recorded is not None:
+                self.lock_held = (self.lock_held[0] + time.perf_counter() - locked,
+                                  self.lock_held[1] + 1)
+                if self._after_commit is not None:
+                    self._after_commit()
         if recorded is None:
             assert done is not None
             return list(self.read(int(done[1]), int(done[2])))
