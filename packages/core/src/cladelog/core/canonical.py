@@ -210,32 +210,17 @@ def _quick(value: Any, depth: int) -> bool:
     tp = type(value)
     if (tp is dict or tp is list or tp is tuple) and value and depth >= MAX_DEPTH:
         raise _Invalid  # its items would sit deeper than allowed
-    if tp is dict:
+    if tp is dict or tp is list or tp is tuple:
         slow = False
-        for key, item in value.items():
-            if type(key) is not str:
-                raise _Invalid
-            if not key.isascii():
-                slow = True  # UTF-16 key order: leave it to the slow encoder
-            it = type(item)
-            if it is str or it is bool or item is None:
-                continue
-            if it is int:
-                if -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
-                    continue
-                raise _Invalid
-            if it is float:  # the float case below, inlined: a call per number is the cost
-                if item - item != 0.0:
+        items: Any = value
+        if tp is dict:
+            for key in value:
+                if type(key) is not str:
                     raise _Invalid
-                if item.is_integer() or not 1e-4 <= abs(item) < 1e16:
-                    slow = True
-                continue
-            if _quick(item, depth + 1):
-                slow = True
-        return slow
-    if tp is list or tp is tuple:
-        slow = False
-        for item in value:
+                if not key.isascii():
+                    slow = True  # UTF-16 key order: leave it to the slow encoder
+            items = value.values()
+        for item in items:
             it = type(item)
             if it is str or it is bool or item is None:
                 continue
@@ -345,3 +330,23 @@ def canonical_text(value: Any, *, path: str = "$") -> str:
 def canonical_digest(value: Any) -> str:
     """Hex SHA-256 of :func:`canonical_bytes`."""
     return hashlib.sha256(canonical_bytes(value)).hexdigest()
+
+
+def quick_canonical_value(body: bytes) -> Any:
+    """The value of ``body`` when it is canonical JSON by the fast test, else ``None``
+    (the caller then reads it with the strict reader: ``None`` is no verdict).
+
+    The plain parser (orjson) reads it, and the value must re-encode to the very bytes
+    read. Whatever the strict reader refuses is never canonical (a repeated member
+    re-encodes without its twin; NaN, Infinity, 1e999 and lone surrogates have no canonical
+    form; non-UTF-8 text never equals UTF-8 bytes), and a value that re-encodes to the bytes
+    parsed is the one any correct parser reads from them (a canonical number is the
+    shortest form of exactly one double).
+    """
+    try:
+        value = orjson.loads(body)
+        if canonical_bytes(value) == body:
+            return value
+    except (ValueError, RecursionError, CanonicalError):
+        pass
+    return None
