@@ -53,9 +53,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import orjson
-
-from ..canonical import CanonicalError, canonical_bytes
+from ..canonical import CanonicalError, canonical_bytes, quick_canonical_value
 from ..errors import InputError, VerificationError
 from ..strictjson import JSONInputError, loads_strict
 
@@ -272,20 +270,12 @@ def verify_envelope_bytes(
 
 
 def _parse_canonical_json(body: bytes) -> Any:
-    # Fast path: the plain parser (orjson, twice as fast as json on a receipt's statement),
-    # then the canonical check. Whatever the strict reader refuses is never canonical (a
-    # repeated member re-encodes without its twin; NaN, Infinity, 1e999 and lone surrogates
-    # have no canonical form; non-UTF-8 text never equals UTF-8 bytes), and a value that
-    # re-encodes to the very bytes parsed is the one any correct parser reads from them (a
-    # canonical number is the shortest form of exactly one double), so a body that passes
-    # here is exactly one the strict path accepts, with the same value. Anything else,
+    # Fast path (twice as fast as json on a receipt's statement); a body that passes it
+    # is exactly one the strict path accepts, with the same value. Anything else,
     # including what orjson refuses and json accepts, takes the strict path.
-    try:
-        value = orjson.loads(body)
-        if canonical_bytes(value) == body:
-            return value
-    except (ValueError, RecursionError, CanonicalError):
-        pass
+    value = quick_canonical_value(body)
+    if value is not None:
+        return value
     try:
         value = loads_strict(body, "payload")
     except JSONInputError as exc:
