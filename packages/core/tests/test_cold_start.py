@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from cladelog.core.cli import _BUILTIN, main
-from cladelog.core.locate import EntryPoint, entry_point_values, entry_points, search_config
+from cladelog.core.locate import EntryPoint, entry_point_values, search_config
 from click.testing import CliRunner
 
 # the console script's own lines, then the modules it ended with, to the file in argv[1]
@@ -87,36 +87,11 @@ def test_a_transparency_command_runs_without_the_others_having_run(
     assert (empty_deployment / "example.org_log.key").is_file()
 
 
-@pytest.mark.parametrize("group", ["cladelog.commands", "cladelog.plugins"])
-def test_entry_points_read_directly_match_importlib_metadata(group: str) -> None:
-    expected = {ep.name: (ep.value, ep.group, ep.dist.name if ep.dist else None)
-                for ep in md.entry_points(group=group)}
-    assert expected  # this environment installs the packages that declare them
-    assert entry_point_values(group) == {n: v for n, (v, _, _) in expected.items()}
-    got = entry_points(group)
-    assert {n: (ep.value, ep.group, ep.dist.name) for n, ep in got.items()} == expected
-    for ep in md.entry_points(group=group):
-        assert got[ep.name].load() is ep.load()
-
-
 @pytest.mark.parametrize("value", ["os.path", "os.path:join", "os : path.join",
                                    "os.path:join [extra]", "json:JSONDecoder.decode"])
 def test_an_entry_point_loads_what_importlib_metadata_loads(value: str) -> None:
     ours = EntryPoint("x", value, "g", "nowhere").load()
     assert ours is md.EntryPoint(name="x", value=value, group="g").load()
-
-
-def test_a_deployment_with_plugins_starts_without_importlib_metadata(
-        empty_deployment: Path) -> None:
-    (empty_deployment / "cladelog.toml").write_text(
-        'store = "cladelog.sqlite3"\nplugins = ["fork-score", "receipts", "lawv"]\n',
-        encoding="utf-8")
-    modules, output = imported(empty_deployment, "--help")
-    assert "fork-score" in output.split("Commands:\n", 1)[1]  # the plugin's command group
-    assert {"cladelog.fork_score.plugin", "cladelog.lawv.plugin"} <= modules
-    assert "importlib.metadata" not in modules
-    modules, output = imported(empty_deployment, "replay")
-    assert "lawv" in output and "importlib.metadata" not in modules
 
 
 def test_entry_points_first_on_the_path_wins_and_odd_folders_are_skipped(
