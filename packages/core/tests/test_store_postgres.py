@@ -580,7 +580,7 @@ BEGIN
     RETURN NEW;
 END $$ LANGUAGE plpgsql;
 ALTER TABLE cladelog_head DROP COLUMN tree_peaks, DROP COLUMN tree_for;
-DELETE FROM cladelog_schema WHERE version IN (5, 6);
+DELETE FROM cladelog_schema WHERE version IN (5, 6, 7);
 INSERT INTO cladelog_schema VALUES (4, '2026-12-01T00:00:00.000000Z') ON CONFLICT DO NOTHING;
 """
 
@@ -611,7 +611,65 @@ def _v4_append(pg_harness: Any, store: Any, stream: str, n: int, start: int) -> 
                      (recorded[-1].position, recorded[-1].hash))
 
 
-def test_a_version_4_log_is_upgraded_to_6_by_init_only(pg_harness: Any) -> None:
+def _stride_4_tree(pg_harness: Any, store: Any) -> None:
+    """Give a store the tree versions 4 to 6 kept: every 4th level stored (the nodes from
+    the in-memory reference tree over the events' chain hashes), under their trigger."""
+    with pg_harness._conn(store) as conn, conn.transaction():
+        hashes = [r[0] for r in conn.execute("SELECT hash FROM events ORDER BY position")]
+        ref = MerkleTree(leaf_hash(bytes.fromhex(h)) for h in hashes)
+        conn.execute(_TRIGGER_OF_VERSIONS_4_TO_6)
+        conn.execute("SET LOCAL session_replication_role = replica")
+        conn.execute("DELETE FROM tree_nodes")
+        with conn.cursor() as cur:
+            cur.executemany("INSERT INTO tree_nodes VALUES (%s, %s, %s)",
+                            [(lv, i, ref.node(lv, i)) for lv in (4, 8)
+                             for i in range(len(hashes) >> lv)])
+
+
+_TRIGGER_OF_VERSIONS_4_TO_6 = """
+CREATE OR REPLACE FUNCTION cladelog_tree_within_log() RETURNS trigger AS $$
+BEGIN
+    IF NOT (NEW.level BETWEEN 1 AND 60 AND NEW.level % 4 = 0 AND NEW.idx >= 0) THEN
+        RAISE EXCEPTION 'cladelog: a tree node is written once, over leaves the log holds';
+    END IF;
+    RETURN NEW;
+END $$ LANGUAGE plpgsql"""
+
+
+def test_a_version_6_log_gets_its_tree_every_6th_level_by_init_only(pg_harness: Any) -> None:
+    """Versions 4 to 6 stored every 4th level of the tree; init rebuilds the table with
+    every 6th, and proofs, the chain and the records are what they were."""
+    from cladelog.core.testing.conformance import clock
+
+    store = pg_harness.new()
+    store.append(prepared("a", 150), clock=clock)
+    first = store.append(prepared("b", 70), idempotency_key="batch-A", clock=clock)
+    store.close()
+    _stride_4_tree(pg_harness, store)
+    pg_harness.raw_execute(store, "DELETE FROM cladelog_schema WHERE version = 7; INSERT INTO "
+                                  "cladelog_schema VALUES (6, '2026-12-02T00:00:00.000000Z')")
+    url = pg_harness.url(store.schema)
+    with pytest.raises(StoreError, match="schema version 6; run 'cladelog init' to upgrade "
+                                         "it to 7"):
+        PostgresStore(url)
+    with PostgresStore(url, create=True) as s:
+        assert s.upgraded_from == 6 and s.schema_version() == SCHEMA_VERSION
+        with pg_harness._conn(s) as conn:  # 220 events: 3 nodes of 64 leaves, nothing else
+            assert conn.execute("SELECT level, COUNT(*) FROM tree_nodes GROUP BY level"
+                                ).fetchall() == [(6, 3)]
+        assert s.verify().ok
+        again = s.append(prepared("b", 70), idempotency_key="batch-A", clock=clock)
+        assert [e.hash for e in again] == [e.hash for e in first]
+        s.append(prepared("c", 100), clock=clock)
+        rebuilt = MerkleTree(leaf_hash(bytes.fromhex(e.hash)) for e in s.read())
+        assert [s.tree_root(n) for n in range(321)] == [rebuilt.root(n) for n in range(321)]
+        assert s.inclusion_proof(200) == rebuilt.inclusion_proof(199)
+        with pytest.raises(Exception, match="tree node is written once"):
+            pg_harness.raw_execute(s, "INSERT INTO tree_nodes VALUES (4, 0, sha256(''))")
+        assert s.verify().ok
+
+
+def test_a_version_4_log_is_upgraded_to_7_by_init_only(pg_harness: Any) -> None:
     """A version-4 store (events, tree, records; no function, no peaks in the head row) is
     upgraded in place by init: the function is installed, the first append reads the
     tree's peaks from the stored nodes, and the tree and chain stay those of the events."""
@@ -624,12 +682,13 @@ def test_a_version_4_log_is_upgraded_to_6_by_init_only(pg_harness: Any) -> None:
     with pg_harness._conn(store) as conn:
         conn.execute(_V5_ADDITIONS_REMOVED)
     _v4_append(pg_harness, store, "c", 18, 0)  # a version-4 writer: 23 events, tree rows
+    _stride_4_tree(pg_harness, store)
     url = pg_harness.url(store.schema)
     with pytest.raises(StoreError, match="schema version 4; run 'cladelog init' to upgrade "
-                                         "it to 6"):
+                                         "it to 7"):
         PostgresStore(url)
     with PostgresStore(url, create=True) as s:
-        assert s.upgraded_from == 4 and s.schema_version() == SCHEMA_VERSION == 6
+        assert s.upgraded_from == 4 and s.schema_version() == SCHEMA_VERSION == 7
         assert s.verify().ok
         again = s.append(prepared("b", 2), idempotency_key="batch-A", clock=clock)
         assert [e.hash for e in again] == [e.hash for e in first] and s.head().position == 23
@@ -654,12 +713,12 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$ LANGUAGE plpgsql;
-DELETE FROM cladelog_schema WHERE version = 6;
+DELETE FROM cladelog_schema WHERE version IN (6, 7);
 INSERT INTO cladelog_schema VALUES (5, '2026-12-02T00:00:00.000000Z');
 """
 
 
-def test_a_version_5_log_is_upgraded_to_6_by_init_only(pg_harness: Any) -> None:
+def test_a_version_5_log_is_upgraded_to_7_by_init_only(pg_harness: Any) -> None:
     """Version 5's trigger read the whole events table on every append; init replaces it,
     and the log (chain, tree, records) is what it was."""
     store = pg_harness.new()
@@ -671,7 +730,7 @@ def test_a_version_5_log_is_upgraded_to_6_by_init_only(pg_harness: Any) -> None:
     pg_harness.raw_execute(store, "DELETE FROM cladelog_schema" + version)
     url = pg_harness.url(store.schema)
     with pytest.raises(StoreError, match="schema version 5; run 'cladelog init' to upgrade "
-                                         "it to 6"):
+                                         "it to 7"):
         PostgresStore(url)
     with PostgresStore(url, create=True) as s:
         assert s.upgraded_from == 5 and s.schema_version() == SCHEMA_VERSION

@@ -315,14 +315,14 @@ def _v2_copy(tmp_path: Path, name: str = "v2.sqlite3") -> Path:
     return path
 
 
-def test_a_version_2_log_is_upgraded_to_4_by_init_only(tmp_path: Path) -> None:
+def test_a_version_2_log_is_upgraded_to_5_by_init_only(tmp_path: Path) -> None:
     import sqlite3
 
     from cladelog.core.store.base import PreparedEvent
 
     path = _v2_copy(tmp_path)
     with pytest.raises(StoreError, match="schema version 2; run 'cladelog init' to upgrade "
-                                         "it to 4"):
+                                         "it to 5"):
         SQLiteStore(path)
     with SQLiteStore(path, create=True) as s:  # what `cladelog init` does
         assert s.upgraded_from == 2 and s.schema_version() == SCHEMA_VERSION
@@ -347,7 +347,7 @@ def test_a_version_2_log_is_upgraded_to_4_by_init_only(tmp_path: Path) -> None:
             with pytest.raises(sqlite3.DatabaseError, match="idempotency record"):
                 db.execute(sql)
         assert db.execute("SELECT version FROM cladelog_schema ORDER BY version").fetchall() \
-            == [(2,), (4,)]
+            == [(2,), (5,)]
     finally:
         db.close()
     with SQLiteStore(path, create=True) as s:  # a second init changes nothing
@@ -386,3 +386,65 @@ def test_insert_or_replace_cannot_rewrite_an_idempotency_record(sqlite_harness: 
                                           "('k', 'x', 2, 2)")
     assert store.verify().ok
     assert store.append(prepared("a", 2), idempotency_key="k", clock=clock)[0].position == 1
+
+
+# -- upgrading a version-4 log (its tree stored every 4th level) ----------------------------
+def _as_version_4(path: Path) -> None:
+    """Make a current store what version 4 wrote: tree_nodes holding every 4th level (the
+    complete subtrees computed here from the events' chain hashes with hashlib alone) under
+    version 4's trigger, and the schema table saying 4."""
+    import hashlib
+    import sqlite3
+
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        leaves = [hashlib.sha256(b"\x00" + bytes.fromhex(r[0])).digest()
+                  for r in db.execute("SELECT hash FROM events ORDER BY position")]
+        rows, level = [], [*leaves]
+        for lv in range(1, 12):
+            level = [hashlib.sha256(b"\x01" + level[k] + level[k + 1]).digest()
+                     for k in range(0, len(level) - 1, 2)]
+            if lv % 4 == 0:
+                rows += [(lv, i, h) for i, h in enumerate(level)]
+        db.execute("DROP TABLE tree_nodes")
+        db.execute("CREATE TABLE tree_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL, "
+                   "hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID")
+        db.execute("CREATE TRIGGER tree_within_log BEFORE INSERT ON tree_nodes "
+                   "WHEN NEW.level % 4 != 0 BEGIN SELECT RAISE(ABORT, 'cladelog: a tree "
+                   "node is written once, over leaves the log holds'); END")
+        db.executemany("INSERT INTO tree_nodes VALUES (?, ?, ?)", rows)
+        db.execute("DELETE FROM cladelog_schema WHERE version > 4")
+        db.execute("INSERT OR IGNORE INTO cladelog_schema VALUES (4, '2026-12-01T00:00:00Z')")
+    finally:
+        db.close()
+
+
+def test_a_version_4_log_gets_its_tree_every_6th_level_by_init_only(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "v4.sqlite3"
+    with SQLiteStore(path, create=True) as s:
+        s.append(prepared("a", 150), clock=clock)
+        first = s.append(prepared("b", 70), idempotency_key="batch-A", clock=clock)
+    _as_version_4(path)
+    with pytest.raises(StoreError, match="schema version 4; run 'cladelog init' to upgrade "
+                                         "it to 5"):
+        SQLiteStore(path)
+    with SQLiteStore(path, create=True) as s:
+        assert s.upgraded_from == 4 and s.schema_version() == SCHEMA_VERSION == 5
+        db = sqlite3.connect(path)
+        try:  # 220 events: level 6 (64 leaves each) holds 3 nodes; no level 4 or 8 is left
+            assert db.execute("SELECT level, COUNT(*) FROM tree_nodes GROUP BY level"
+                              ).fetchall() == [(6, 3)]
+        finally:
+            db.close()
+        assert s.verify().ok
+        again = s.append(prepared("b", 70), idempotency_key="batch-A", clock=clock)
+        assert [e.hash for e in again] == [e.hash for e in first]
+        s.append(prepared("c", 100), clock=clock)
+        rebuilt = MerkleTree(leaf_hash(bytes.fromhex(e.hash)) for e in s.read())
+        assert [s.tree_root(n) for n in range(321)] == [rebuilt.root(n) for n in range(321)]
+        assert s.inclusion_proof(200) == rebuilt.inclusion_proof(199)
+        assert s.verify().ok
+    with SQLiteStore(path, create=True) as s:  # a second init changes nothing
+        assert s.upgraded_from is None and s.verify().ok

@@ -806,7 +806,7 @@ class EventStore(abc.ABC):
     def tree_nodes(self, wanted: Sequence[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
         """The hashes of complete subtrees ``(level, index)`` (level 0: the leaf hash of the
         event at position ``index + 1``), all within the log; each is computed from at
-        most 8 stored rows under it, in one read."""
+        most 2**(STRIDE-1) = 32 stored rows under it, in one read."""
         from . import tree
 
         return tree.fetch(wanted, self.tree_ranges)

@@ -71,8 +71,10 @@ __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
 # records are protected as the events are; 4: the log's Merkle tree (store/tree.py);
 # 5: an append is one call of the server-side function cladelog_append
 # (postgres_append.sql), the tree's peaks kept in the head row; 6: the extends-log trigger
-# probes the index for the first row only (5's scanned the table on every append)
-SCHEMA_VERSION = 6
+# probes the index for the first row only (5's scanned the table on every append); 7: the
+# tree is stored every 6th level instead of every 4th (tree.STRIDE; the upgrade rebuilds
+# tree_nodes)
+SCHEMA_VERSION = 7
 CHANNEL = "cladelog_events"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _COLUMNS = ROW_COLUMNS
@@ -224,9 +226,9 @@ BEGIN
 END $$ LANGUAGE plpgsql;
 CREATE OR REPLACE FUNCTION cladelog_tree_within_log() RETURNS trigger AS $$
 BEGIN
-    -- a complete subtree at a stored level (every 4th above the leaves), over leaves the
-    -- log holds (the primary key makes it written once)
-    IF NOT (NEW.level BETWEEN 1 AND 60 AND NEW.level % 4 = 0 AND NEW.idx >= 0
+    -- a complete subtree at a stored level (every {tree.STRIDE}th above the leaves), over
+    -- leaves the log holds (the primary key makes it written once)
+    IF NOT (NEW.level BETWEEN 1 AND 60 AND NEW.level % {tree.STRIDE} = 0 AND NEW.idx >= 0
             AND length(NEW.hash) = 32
             AND ((NEW.idx + 1) << NEW.level::int)
                 <= COALESCE((SELECT MAX(position) FROM events), 0)) THEN
@@ -265,7 +267,8 @@ _APPEND = (
 def _function_sql() -> str:
     from importlib.resources import files
 
-    return files(__package__).joinpath("postgres_append.sql").read_text(encoding="utf-8")
+    text = files(__package__).joinpath("postgres_append.sql").read_text(encoding="utf-8")
+    return text.replace("__STRIDE__", str(tree.STRIDE))  # the stored levels (store/tree.py)
 
 
 def _call_args(batch: EncodedBatch, expected_versions: Mapping[str, int] | None, key: str,
@@ -426,9 +429,13 @@ class PostgresStore(EventStore):
             version = row[0] if row is not None else None
             if version == 1:
                 self._upgrade_from_v1(conn)
+            if version is not None and 4 <= version < 7:
+                # versions 4 to 6 stored every 4th level: the table (and its triggers) is
+                # made again by the DDL, and rebuilt from the events' chain hashes below
+                conn.execute("DROP TABLE tree_nodes")
             conn.execute(_DDL)  # version 2 lacks only the triggers on the batches table
             conn.execute(_function_sql())  # version 5: the append function
-            if version is not None and version < 4:
+            if version is not None and version < 7:
                 self._build_tree(conn)  # the events an older store holds get their tree
             if version is not None and version < SCHEMA_VERSION:
                 self.upgraded_from = version
@@ -438,7 +445,7 @@ class PostgresStore(EventStore):
             )
 
     def _build_tree(self, conn: Any) -> None:
-        """Schema 4, inside the caller's transaction: the tree over the events held."""
+        """Schema 4 and 7, inside the caller's transaction: the tree over the events held."""
 
         def hashes() -> Iterator[str]:
             done = 0

@@ -6,7 +6,8 @@
 -- the expected stream versions, numbers the events, chains their hashes with sha256()
 -- by the rule of docs/events.md, inserts them, extends the Merkle tree (store/tree.py:
 -- leaf = SHA-256(0x00 || chain hash), node = SHA-256(0x01 || left || right), the
--- complete subtrees at every 4th level stored), records the batch's key, moves the head
+-- complete subtrees at every __STRIDE__th level stored: the store puts tree.STRIDE in
+-- place of that number when it installs this function), records the batch's key, moves the head
 -- and notifies followers. The client recomputes every hash from the same bodies and
 -- compares (store/postgres.py); the tests hold the two to the same bytes.
 --
@@ -163,7 +164,7 @@ BEGIN
                 stack := substr(stack, 1, length(stack) - 32);
                 lvl := lvl + 1;
                 idx := idx >> 1;
-                IF lvl % 4 = 0 THEN
+                IF lvl % __STRIDE__ = 0 THEN
                     node_levels := node_levels || lvl::SMALLINT;
                     node_idxs := node_idxs || idx;
                     node_hashes := node_hashes || acc;

@@ -53,7 +53,7 @@ __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 #: the map is kept small: a read of a larger log adds at most this much to its RSS.
 READ_MMAP_BYTES = 64 << 20
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 # INSERT OR REPLACE deletes the rows it collides with without firing DELETE triggers
@@ -105,8 +105,9 @@ _BATCH_TRIGGERS = [
 
 
 # Version 4 keeps the log's Merkle tree (store/tree.py): one row per complete subtree at
-# every 4th level above the leaves, written in the append's transaction, as append-only
-# as the events; a node may only cover leaves the log holds.
+# every tree.STRIDE-th level above the leaves, written in the append's transaction, as
+# append-only as the events; a node may only cover leaves the log holds. Version 5 stores
+# every 6th level instead of every 4th (the upgrade rebuilds the table).
 _TREE = [
     """CREATE TABLE IF NOT EXISTS tree_nodes (
         level INTEGER NOT NULL,
@@ -118,8 +119,8 @@ _TREE = [
     BEGIN SELECT RAISE(ABORT, 'cladelog: the Merkle tree is append-only (UPDATE refused)'); END""",
     """CREATE TRIGGER IF NOT EXISTS tree_no_delete BEFORE DELETE ON tree_nodes
     BEGIN SELECT RAISE(ABORT, 'cladelog: the Merkle tree is append-only (DELETE refused)'); END""",
-    """CREATE TRIGGER IF NOT EXISTS tree_within_log BEFORE INSERT ON tree_nodes
-    WHEN NEW.level < 1 OR NEW.level > 60 OR NEW.level % 4 != 0 OR NEW.idx < 0
+    f"""CREATE TRIGGER IF NOT EXISTS tree_within_log BEFORE INSERT ON tree_nodes
+    WHEN NEW.level < 1 OR NEW.level > 60 OR NEW.level % {tree.STRIDE} != 0 OR NEW.idx < 0
       OR typeof(NEW.hash) != 'blob' OR length(NEW.hash) != 32
       OR ((NEW.idx + 1) << NEW.level) > COALESCE((SELECT MAX(position) FROM events), 0)
       OR EXISTS (SELECT 1 FROM tree_nodes WHERE level = NEW.level AND idx = NEW.idx)
@@ -250,11 +251,15 @@ class SQLiteStore(EventStore):
             version = db.execute("SELECT MAX(version) FROM cladelog_schema").fetchone()[0]
             if version == 1:
                 self._upgrade_from_v1()
+            if version is not None and 4 <= version < 5:
+                # version 4 stored every 4th level: the table (and its triggers) is made
+                # again below, and rebuilt from the events' chain hashes
+                db.execute("DROP TABLE tree_nodes")
             # new, current (IF NOT EXISTS: then nothing changes), or version 2, which
             # lacks only the triggers on the idempotency records
             for statement in _SCHEMA[1:]:
                 db.execute(statement)
-            if version is not None and version < 4:
+            if version is not None and version < 5:
                 self._build_tree()  # the events an older store holds get their tree
             if version is not None and version < SCHEMA_VERSION:
                 self.upgraded_from = version
@@ -305,7 +310,7 @@ class SQLiteStore(EventStore):
             raise tree.damaged(size, exc) from None
 
     def _build_tree(self) -> None:
-        """Schema 4, inside the caller's transaction: the tree over the events held."""
+        """Schema 4 and 5, inside the caller's transaction: the tree over the events held."""
         db = self._db
         hashes = (r[0] for r in db.execute("SELECT hash FROM events ORDER BY position"))
         # read all hashes first: inserting while the SELECT is open is not allowed

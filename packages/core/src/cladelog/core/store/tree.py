@@ -1,16 +1,23 @@
-"""The event log as an RFC 9162 Merkle tree, kept by the stores (schema version 4).
+"""The event log as an RFC 9162 Merkle tree, kept by the stores (since SQLite schema 4 and
+PostgreSQL schema 4; stored every 6th level since SQLite 5 and PostgreSQL 7).
 
 Leaf ``i`` of the tree is the event at position ``i + 1``; its leaf bytes are the
 event's 32-byte chain hash, so the tree commits to the whole chain:
 ``leaf_hash = SHA-256(0x00 || chain hash)``. A store keeps the tree as complete
 subtrees (see :mod:`cladelog.core.transparency.merkle`): the leaves are not stored again
 (they are the ``hash`` column of ``events``), and the complete subtrees at every
-:data:`STRIDE`-th level (4, 8, 12, ...) are rows ``tree_nodes(level, idx, hash)``,
-written in the append's own transaction: one row per 16 events (1/16 + 1/256 + ...).
-A node at a level in between is computed from at most ``2**(STRIDE-1) = 8`` stored
+:data:`STRIDE`-th level (6, 12, 18, ...) are rows ``tree_nodes(level, idx, hash)``,
+written in the append's own transaction: one row per 64 events (1/64 + 1/4096 + ...).
+A node at a level in between is computed from at most ``2**(STRIDE-1) = 32`` stored
 nodes (or leaves) under it, read in the same query. A root, an inclusion proof or a
-consistency proof at any size therefore reads O(log n) rows (at most 8 per proof hash)
-and never rebuilds anything; an append writes few rows (measured: benchmarks/README.md).
+consistency proof at any size therefore reads O(log n) rows (at most 32 per proof hash,
+about 10 on average) and never rebuilds anything; an append writes few rows.
+
+The stride trades what an append writes against what a proof reads. At 4 (schema 4 to
+6 of PostgreSQL, 4 of SQLite) the row inserts were about a sixth of what the tree costs
+an append at batch 1,000; at 6 an append writes a quarter as many rows, and an
+inclusion proof in a million-event log reads about 190 rows instead of 75, still well
+under a millisecond (benchmarks/README.md, the core section).
 
 This module holds what both SQL stores share: which rows an append creates (from the
 peaks of the tree before it, cached between appends and re-read when another writer
@@ -60,8 +67,9 @@ __all__ = [
     "stored",
 ]
 
-#: the stored levels are the multiples of STRIDE above the leaves
-STRIDE = 4
+#: the stored levels are the multiples of STRIDE above the leaves; both stores' guard
+#: triggers and PostgreSQL's append function are written from this one value
+STRIDE = 6
 
 NodeRow = tuple[int, int, bytes]
 """``(level, idx, hash)``: one stored complete subtree (level a multiple of STRIDE)."""
@@ -104,7 +112,7 @@ def _missing(level: int, lo: int, hi: int) -> StoreError:
 
 def fetch(wanted: Sequence[Node], read_ranges: RangeReader) -> dict[Node, bytes]:
     """The hashes of the complete subtrees ``wanted`` (all within the log), each from the
-    at most 8 stored rows under it; one call of ``read_ranges``."""
+    at most ``2**(STRIDE-1)`` stored rows under it; one call of ``read_ranges``."""
     ranges = [_base(level, idx) for level, idx in wanted]
     got = read_ranges(ranges)
     out: dict[Node, bytes] = {}
@@ -183,7 +191,8 @@ def _grow(size: int, peaks: list[bytes], chain_hashes: list[Any], *, raw: bool =
 
 def rebuild_rows(chain_hashes: Iterable[str]) -> Iterator[list[NodeRow]]:
     """Every row of the tree over the given chain hashes (positions 1, 2, ...), in chunks:
-    what an upgrade to schema 4 inserts for the events a store already holds."""
+    what an upgrade inserts for the events a store already holds (SQLite schema 4 and 5,
+    PostgreSQL 4 and 7: a new stride rebuilds the table)."""
     state: TreeState | None = TreeState(Head(0, ""), [])
     chunk: list[str] = []
 

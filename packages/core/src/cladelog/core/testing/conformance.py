@@ -590,8 +590,9 @@ class StoreConformance:
                      lambda: store.tree_root(777)):
             before = store.tree_rows_read
             call()
-            # 1024 leaves: ~log2 n proof hashes, each from at most 8 stored rows
-            assert store.tree_rows_read - before <= 8 * 11
+            # 1,024 leaves: at most 11 proof hashes, the one at level l from at most
+            # 2 ** (l % 6) stored rows (every 6th level is stored): 63 + 31 for levels 0..10
+            assert store.tree_rows_read - before <= 94
 
     def test_import_builds_the_same_tree(
         self, store_harness: StoreHarness, store: EventStore
@@ -613,21 +614,23 @@ class StoreConformance:
     @pytest.mark.parametrize("sql", [
         "UPDATE tree_nodes SET idx = idx + 100",
         "DELETE FROM tree_nodes",
-        "DELETE FROM tree_nodes WHERE level = 4",
+        "DELETE FROM tree_nodes WHERE level = 6",
         # a node over leaves the log does not hold; a malformed one; one written twice;
         # one at a level the store does not keep
         "INSERT INTO tree_nodes (level, idx, hash) "
-        "SELECT 4, 10, hash FROM tree_nodes WHERE level = 4 AND idx = 0",
-        "INSERT INTO tree_nodes (level, idx, hash) VALUES (4, 1, 'abc')",
+        "SELECT 6, 10, hash FROM tree_nodes WHERE level = 6 AND idx = 0",
+        "INSERT INTO tree_nodes (level, idx, hash) VALUES (6, 1, 'abc')",
         "INSERT INTO tree_nodes (level, idx, hash) "
-        "SELECT level, idx, hash FROM tree_nodes WHERE level = 4 AND idx = 0",
+        "SELECT level, idx, hash FROM tree_nodes WHERE level = 6 AND idx = 0",
         "INSERT INTO tree_nodes (level, idx, hash) "
-        "SELECT 2, 1, hash FROM tree_nodes WHERE level = 4 AND idx = 0",
+        "SELECT 2, 1, hash FROM tree_nodes WHERE level = 6 AND idx = 0",
+        "INSERT INTO tree_nodes (level, idx, hash) "
+        "SELECT 4, 1, hash FROM tree_nodes WHERE level = 6 AND idx = 0",
     ])
     def test_database_refuses_rewriting_the_tree(
         self, store_harness: StoreHarness, store: EventStore, sql: str
     ) -> None:
-        store.append(prepared("a", 40), clock=clock)
+        store.append(prepared("a", 140), clock=clock)
         root = store.tree_root()
         with pytest.raises(Exception, match=r"Merkle tree is append-only|tree node is written|"
                                             r"duplicate key"):
@@ -638,30 +641,30 @@ class StoreConformance:
     def test_verify_checks_the_stored_tree_against_the_events(
         self, store_harness: StoreHarness, store: EventStore
     ) -> None:
-        store.append(prepared("a", 40), clock=clock)
+        store.append(prepared("a", 140), clock=clock)
         assert store.verify().ok
-        store_harness.unprotected(store, "DELETE FROM tree_nodes WHERE level = 4 AND idx = 0")
+        store_harness.unprotected(store, "DELETE FROM tree_nodes WHERE level = 6 AND idx = 0")
         report = store.verify()
-        assert not report.ok and report.position == 16
+        assert not report.ok and report.position == 64
         assert report.reason is not None
-        assert "nodes (level 4, index 0..1) over events 1..32: the table holds 1 of the 2" \
+        assert "nodes (level 6, index 0..1) over events 1..128: the table holds 1 of the 2" \
             in report.reason
         store.append(prepared("b", 2), clock=clock)  # beyond the damage: appends still work
-        report = store.verify(roots_at=[3, 42])
-        assert not report.ok and report.position == 16
+        report = store.verify(roots_at=[3, 142])
+        assert not report.ok and report.position == 64
         rebuilt = self._rebuilt(store)
-        assert report.roots == {3: rebuilt.root(3), 42: rebuilt.root(42)}
-        with pytest.raises(StoreError, match=r"lacks some of its nodes \(level 4, index 0..1\)"):
+        assert report.roots == {3: rebuilt.root(3), 142: rebuilt.root(142)}
+        with pytest.raises(StoreError, match=r"lacks some of its nodes \(level 6, index 0..1\)"):
             store.tree_root()
 
     def test_verify_names_a_tree_node_that_differs(
         self, store_harness: StoreHarness, store: EventStore
     ) -> None:
-        store.append(prepared("a", 40), clock=clock)
+        store.append(prepared("a", 140), clock=clock)
         store_harness.unprotected(
             store, "UPDATE tree_nodes SET hash = (SELECT hash FROM tree_nodes "
-                   "WHERE level = 4 AND idx = 0) WHERE level = 4 AND idx = 1")
+                   "WHERE level = 6 AND idx = 0) WHERE level = 6 AND idx = 1")
         report = store.verify()
-        assert not report.ok and report.position == 32
+        assert not report.ok and report.position == 128
         assert report.reason is not None
-        assert "(level 4, index 1) over events 17..32 is " in report.reason
+        assert "(level 6, index 1) over events 65..128 is " in report.reason
