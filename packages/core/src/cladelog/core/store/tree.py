@@ -10,7 +10,7 @@ written in the append's own transaction: one row per 16 events (1/16 + 1/256 + .
 A node at a level in between is computed from at most ``2**(STRIDE-1) = 8`` stored
 nodes (or leaves) under it, read in the same query. A root, an inclusion proof or a
 consistency proof at any size therefore reads O(log n) rows (at most 8 per proof hash)
-and never rebuilds anything; an append writes few rows (measured: benchmarks/README.md).
+and never rebuilds anything; an append writes few rows (measured: docs/benchmarks-history.md).
 
 This module holds what both SQL stores share: which rows an append creates (from the
 peaks of the tree before it, cached between appends and re-read when another writer
