@@ -25,7 +25,7 @@ from ._gc import gc_paused
 
 # Importing builds many long-lived objects, which trigger collections that find nothing
 # to free; pausing them saves about 5 ms of the ~80 ms a command takes to start
-# (benchmarks/README.md).
+# (docs/benchmarks-history.md, core).
 with gc_paused():
     import click
 

@@ -253,7 +253,8 @@ _VERSIONS = ("SELECT s, (SELECT MAX(stream_version) FROM events WHERE stream = s
              "FROM unnest(%s::text[]) AS s")
 
 #: batches of this many events or more are appended by COPY, chained in this process
-#: (:meth:`PostgresStore._append_copy`), smaller ones by the function (benchmarks/README.md)
+#: (:meth:`PostgresStore._append_copy`), smaller ones by the function
+#: (docs/benchmarks-history.md, postgres, issue 23)
 COPY_FROM = 256
 
 #: the one statement of an append (see postgres_append.sql); binary parameters
