@@ -639,11 +639,10 @@ END $$ LANGUAGE plpgsql"""
 def test_a_version_6_log_gets_its_tree_every_6th_level_by_init_only(pg_harness: Any) -> None:
     """Versions 4 to 6 stored every 4th level of the tree; init rebuilds the table with
     every 6th, and proofs, the chain and the records are what they were."""
-    from cladelog.core.testing.conformance import clock
+    from cladelog.core.testing.conformance import check_tree_after_upgrade, fill_for_tree_upgrade
 
     store = pg_harness.new()
-    store.append(prepared("a", 150), clock=clock)
-    first = store.append(prepared("b", 70), idempotency_key="batch-A", clock=clock)
+    first = fill_for_tree_upgrade(store)
     store.close()
     _stride_4_tree(pg_harness, store)
     pg_harness.raw_execute(store, "DELETE FROM cladelog_schema WHERE version = 7; INSERT INTO "
@@ -657,13 +656,7 @@ def test_a_version_6_log_gets_its_tree_every_6th_level_by_init_only(pg_harness: 
         with pg_harness._conn(s) as conn:  # 220 events: 3 nodes of 64 leaves, nothing else
             assert conn.execute("SELECT level, COUNT(*) FROM tree_nodes GROUP BY level"
                                 ).fetchall() == [(6, 3)]
-        assert s.verify().ok
-        again = s.append(prepared("b", 70), idempotency_key="batch-A", clock=clock)
-        assert [e.hash for e in again] == [e.hash for e in first]
-        s.append(prepared("c", 100), clock=clock)
-        rebuilt = MerkleTree(leaf_hash(bytes.fromhex(e.hash)) for e in s.read())
-        assert [s.tree_root(n) for n in range(321)] == [rebuilt.root(n) for n in range(321)]
-        assert s.inclusion_proof(200) == rebuilt.inclusion_proof(199)
+        check_tree_after_upgrade(s, first)
         with pytest.raises(Exception, match="tree node is written once"):
             pg_harness.raw_execute(s, "INSERT INTO tree_nodes VALUES (4, 0, sha256(''))")
         assert s.verify().ok

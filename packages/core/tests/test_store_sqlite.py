@@ -11,7 +11,13 @@ import pytest
 from cladelog.core.errors import StoreError
 from cladelog.core.store import open_store
 from cladelog.core.store.sqlite import SCHEMA_VERSION, SQLiteStore
-from cladelog.core.testing.conformance import StoreConformance, clock, prepared
+from cladelog.core.testing.conformance import (
+    StoreConformance,
+    check_tree_after_upgrade,
+    clock,
+    fill_for_tree_upgrade,
+    prepared,
+)
 from cladelog.core.transparency.merkle import MerkleTree, leaf_hash
 
 
@@ -424,8 +430,7 @@ def test_a_version_4_log_gets_its_tree_every_6th_level_by_init_only(tmp_path: Pa
 
     path = tmp_path / "v4.sqlite3"
     with SQLiteStore(path, create=True) as s:
-        s.append(prepared("a", 150), clock=clock)
-        first = s.append(prepared("b", 70), idempotency_key="batch-A", clock=clock)
+        first = fill_for_tree_upgrade(s)
     _as_version_4(path)
     with pytest.raises(StoreError, match="schema version 4; run 'cladelog init' to upgrade "
                                          "it to 5"):
@@ -438,13 +443,6 @@ def test_a_version_4_log_gets_its_tree_every_6th_level_by_init_only(tmp_path: Pa
                               ).fetchall() == [(6, 3)]
         finally:
             db.close()
-        assert s.verify().ok
-        again = s.append(prepared("b", 70), idempotency_key="batch-A", clock=clock)
-        assert [e.hash for e in again] == [e.hash for e in first]
-        s.append(prepared("c", 100), clock=clock)
-        rebuilt = MerkleTree(leaf_hash(bytes.fromhex(e.hash)) for e in s.read())
-        assert [s.tree_root(n) for n in range(321)] == [rebuilt.root(n) for n in range(321)]
-        assert s.inclusion_proof(200) == rebuilt.inclusion_proof(199)
-        assert s.verify().ok
+        check_tree_after_upgrade(s, first)
     with SQLiteStore(path, create=True) as s:  # a second init changes nothing
         assert s.upgraded_from is None and s.verify().ok
