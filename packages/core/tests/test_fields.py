@@ -117,3 +117,15 @@ def test_require_date(bad: Any) -> None:
     assert require_date("2024-02-29", "d") == "2024-02-29"  # a leap day
     with pytest.raises(InputError, match=r"^d: must be a date YYYY-MM-DD, got "):
         require_date(bad, "d")
+
+
+def test_did_you_mean_guesses_the_closest_name_or_lists_them() -> None:
+    from cladelog.core.fields import did_you_mean
+
+    known = ["signal_floor", "block", "abstain"]
+    assert did_you_mean("signal_flor", known) == "(did you mean 'signal_floor'?)"
+    assert did_you_mean("zzz", known) == "(known: abstain, block, signal_floor)"
+    assert did_you_mean("zzz", known, list_known=False) == ""
+    assert did_you_mean("blok", known, list_known=False) == "(did you mean 'block'?)"
+    assert did_you_mean("anything", []) == ""
+    assert did_you_mean("signal_flor" * 10, known) == "(known: abstain, block, signal_floor)"

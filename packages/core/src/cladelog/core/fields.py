@@ -54,10 +54,11 @@ def short_text(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def did_you_mean(word: str, known: Iterable[str]) -> str:
+def did_you_mean(word: str, known: Iterable[str], *, list_known: bool = True) -> str:
     """The hint after an unknown name: ``(did you mean 'signal_floor'?)`` for the closest
-    known name (:func:`difflib.get_close_matches`), else ``(known: a, b, c)``, else ``""``
-    when nothing is known. ``word`` is untrusted: a long one gets no guess."""
+    known name (:func:`difflib.get_close_matches`), else ``(known: a, b, c)`` (``""`` with
+    ``list_known=False``), else ``""`` when nothing is known. ``word`` is untrusted: a long
+    one gets no guess."""
     names = sorted(set(known))
     if not names:
         return ""
@@ -66,7 +67,7 @@ def did_you_mean(word: str, known: Iterable[str]) -> str:
     close = difflib.get_close_matches(word, names, n=1) if len(word) <= 64 else []
     if close:
         return f"(did you mean {close[0]!r}?)"
-    return f"(known: {', '.join(names)})"
+    return f"(known: {', '.join(names)})" if list_known else ""
 
 
 def shown(value: object) -> str:

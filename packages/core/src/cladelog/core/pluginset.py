@@ -15,7 +15,6 @@ opened; ``cladelog plugins`` warns about them when it lists the plugins.
 
 from __future__ import annotations
 
-import difflib
 import os
 import tempfile
 import tomllib
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .fields import did_you_mean
 
 __all__ = ["edit_plugins", "unknown_hooks"]
 
@@ -186,8 +186,8 @@ def _suppress(*errors: type[BaseException]) -> Any:
 
 
 def _suggestion(name: str, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1) if len(name) <= 64 else []
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    hint = did_you_mean(name, known, list_known=False)
+    return f" {hint}" if hint else ""
 
 
 def unknown_hooks(modules: Mapping[str, Any]) -> dict[str, list[tuple[str, str]]]:
