@@ -44,3 +44,16 @@ def test_a_deployment_with_plugins_starts_without_importlib_metadata(
     assert "importlib.metadata" not in modules
     modules, output = imported(empty_deployment, "replay")
     assert "lawv" in output and "importlib.metadata" not in modules
+
+
+def test_replay_with_the_graph_engine_does_not_start_its_authoring_loops(
+        empty_deployment: Path) -> None:
+    """The plugin's event types and projections come from authoring.eventlog; importing it
+    must not bring in the loops (asyncio), the MDL gate or recall (lazy package names)."""
+    (empty_deployment / "cladelog.toml").write_text(
+        'store = "cladelog.sqlite3"\nplugins = ["graph-engine"]\n', encoding="utf-8")
+    modules, output = imported(empty_deployment, "replay")
+    assert "graph_engine.libraries" in output  # the authoring projection was replayed
+    assert "cladelog.graph_engine.authoring.eventlog" in modules
+    assert not {"asyncio", "cladelog.graph_engine.authoring.loop",
+                "cladelog.graph_engine.authoring.mdl"} & modules
