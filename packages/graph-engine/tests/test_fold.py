@@ -205,6 +205,39 @@ def test_a_provider_error_among_the_casts_of_a_columnar_mutation() -> None:
     assert folded.cast_state() == {"o": ["A", "B"], "p": ["A"]}
 
 
+def test_a_stretch_of_one_shape_writes_as_a_mutation_at_a_time() -> None:
+    # one shape ([v, w], a cast of A after its first write) for six mutations, applied a
+    # key at a time by apply_run: the same object twice (its second writes: 1.0 to a v of
+    # 1 is an identical write, SPEC §0-16, so v stays the int 1; w changes), an object
+    # made by its mutation, one that had w from the seed (an identical write, then not)
+    boot = _boot()
+    boot[1][1]["freeNodes"].append({"_id": "q", "w": 5})
+    writes = [("o", 1, 2), ("p", 3, 4), ("o", 1.0, 6), ("n", 7, 8), ("q", 9, 5), ("q", 9, 10)]
+    records = list(boot)
+    for rev, (oid, v, w) in enumerate(writes, 1):
+        records += [_mutation(rev, oid, ["v", v], ["w", w]),
+                    ("cast", {"object": oid, "concept": "A", "at": [rev, 1]})]
+    records.append(("run_failed", {"step": 0, "op": "mutate", "message": "no"}))  # so that
+    # the last mutation is columnar too (a pack's last one stays whole)
+    data = json.loads(json.dumps(pack_records(records)))
+    columns = data["columns"]
+    assert (columns["order"], columns["s"]) == ("oo" + "m" * 6 + "o", [0] * 6)
+    folded = fold_records([packed_columns(data)])
+    slow = general(records)
+    assert state(folded) == state(slow)
+    facts = folded.facts()
+    assert facts["o"] == {"_id": "o", "_rev": 3, "v": 1, "w": 6}
+    held = folded._objects["o"].facts["v"]  # facts() would copy 1.0 as 1
+    assert held == 1 and type(held) is int and type(slow._objects["o"].facts["v"]) is int
+    assert facts["q"] == {"_id": "q", "w": 10, "_rev": 6, "v": 9}
+    assert facts["n"] == {"_id": "n", "_rev": 4, "v": 7, "w": 8}
+    for oid in ("o", "p", "q", "n"):  # each object's keys in the order they were written
+        assert list(facts[oid]) == list(slow.facts()[oid])
+    assert folded.select(["v"]) == ["o", "p", "n", "q"]  # the index in first-write order
+    assert folded.select(["w"]) == ["q", "o", "p", "n"]
+    assert folded.cast_state() == {oid: ["A"] for oid in ("o", "p", "n", "q")}
+
+
 def test_replay_uses_the_fold_and_agrees_with_the_general_path() -> None:
     live, records, _ = random_session(3)
     assert state(Engine.replay(records)) == state(general(records)) == state(live)

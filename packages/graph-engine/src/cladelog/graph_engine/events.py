@@ -783,7 +783,9 @@ def packed_columns(data: Any) -> dict[str, Any]:
         follows.append(len(follow))
     order, s = cols["order"], cols["s"]
     m = order.count("m")
-    uses: Counter[Any] = Counter(s)  # shape number -> its mutations
+    # shape number -> its mutations (one count in C for a pack of one shape, the usual one)
+    uses: dict[Any, int] = {0: len(s)} if len(width) == 1 and s.count(0) == len(s) \
+        else Counter(s)
     if s and (not set(map(type, s)) <= {int} or min(uses) < 0 or max(uses) >= len(width)):
         raise ValueError("columns: each s must be the number of a shape")
     if (m + order.count("o") != len(order)

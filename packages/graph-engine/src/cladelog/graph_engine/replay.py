@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import re
 import sys
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import groupby
 from typing import Any, Final, Protocol
 
 from .errors import ReplayError
@@ -464,76 +464,97 @@ def apply_run(context: tuple[Any, ...], cols: dict[str, Any], count: int,
     object (no ``__push``). A record of a shape's ``follow`` that is not a provider error
     raises ``ValueError``; malformed columns raise ``KeyError``, ``TypeError``,
     ``ValueError`` or ``IndexError``.
+
+    The run is applied a stretch of consecutive mutations of one shape at a time (a pack's
+    run is usually one stretch, often all its mutations), so that what a shape says is
+    looked up once per stretch, not once per mutation.
     """
     objects, index, concepts, create, relink = context[:5]
     m, kv, o, top, changed, pos = state
     end = m + count
     numbers, ids, revs = cols["s"][m:end], cols["id"][m:end], cols["rev"][m:end]
     values, other, shapes = cols["v"], cols["other"], cols["shape"]
-    # per shape of the run: [its keys with their buckets of the key index (made when a
-    # write first needs them), its keys, whether its writes take the quick path below,
-    # whether it writes a link key, the cast state its casts set (None: none; a (name,
-    # id) pair: one; else a dict), its follow]
-    run: dict[int, list[Any]] = {}
-    uses = Counter(numbers)  # shape number -> its mutations in the run
-    for number in uses:
-        keys, follow = shapes[number]
-        mapped: dict[str, str] = {}
-        for f in follow:
-            if f is not None:
-                concept = concepts[f[0]]
-                mapped[concept.name or concept.id] = concept.id
-        keys = tuple(map(_intern, keys))  # one string per key for all objects
-        quick = plain and None not in follow and "_rev" not in keys \
-            and len(set(keys)) == len(keys)
-        # one cast (most shapes): its (name, id) pair, set directly
-        cast: Any = (next(iter(mapped.items())) if len(mapped) == 1 else mapped) or None
-        run[number] = [None, keys, quick, not set(keys).isdisjoint(LINK_KEYS), cast, follow]
-        pos += uses[number] * (1 + len(follow))  # the records of its mutations
+    # per shape of the run (made at its first stretch): its keys, whether its writes take
+    # the quick loop below, whether it writes a link key, the cast state its casts set (the
+    # one concept's name and id, or a dict of several; None: none) and its follow
+    run: dict[int, tuple[Any, ...]] = {}
     get_object = objects.get
-    # What _write_all does, inlined for a shape whose writes can be told apart by key (no
-    # key twice, no object value) and that needs no relink: a replay spends most of its
-    # time here (one pass per columnar mutation of the session).
-    for number, oid, rev in zip(numbers, ids, revs):
-        obj = get_object(oid)
-        if obj is None:
-            obj = create(oid)
-        facts = own_facts(obj) if obj.shared else obj.facts
-        facts["_rev"] = rev
-        shape = run[number]
-        pairs, keys, quick, link, cast, follow = shape
-        if quick and not (link and obj.kind == "segment"):
-            if pairs is None:  # a key the facts lack is then indexed: its bucket is due
-                pairs = shape[0] = tuple((key, index.setdefault(key, {})) for key in keys)
-            lid = obj.id  # the key index holds the object's own id, not a parsed copy
-            for key, bucket in pairs:
-                value = values[kv]
-                kv += 1
-                if key in facts:
-                    old = facts[key]
-                    if old is value or js_same(old, value):
-                        continue  # an identical write is a no-op (SPEC §0-16)
-                else:
-                    bucket[lid] = None
-                facts[key] = value
-                changed = True
-        else:
-            n = len(keys)
-            changed = _write_all(index, relink, obj, obj.id, zip(keys, values[kv:kv + n])) \
-                or changed
-            kv += n
+    lo = 0
+    for number, stretch in groupby(numbers):
+        hi = lo + len(list(stretch))
+        shape = run.get(number)
+        if shape is None:
+            keys, follow = shapes[number]
+            mapped: dict[str, str] = {}
             for f in follow:
-                if f is None:  # a record among the casts: only a provider error may be
-                    kind, data = other[o]
-                    o += 1
-                    if kind != "provider_error" or type(data) is not dict:
-                        raise ValueError("columns: a record among a mutation's casts that "
-                                         "is not a provider error")
-        if cast is not None:
-            if type(cast) is tuple:
-                obj.mapped[cast[0]] = cast[1]
-            else:
-                obj.mapped.update(cast)
+                if f is not None:
+                    concept = concepts[f[0]]
+                    mapped[concept.name or concept.id] = concept.id
+            keys = tuple(map(_intern, keys))  # one string per key for all objects
+            quick = plain and None not in follow and "_rev" not in keys \
+                and len(set(keys)) == len(keys)
+            name, cid = next(iter(mapped.items())) if len(mapped) == 1 else (None, None)
+            shape = run[number] = (keys, quick, not set(keys).isdisjoint(LINK_KEYS), name,
+                                   cid, mapped if len(mapped) > 1 else None, follow)
+        keys, quick, link, name, cid, many, follow = shape
+        pos += (hi - lo) * (1 + len(follow))  # the records of its mutations
+        n = len(keys)
+        if quick and not link:
+            # What _write_all does, inlined for writes that can be told apart by key (no
+            # key twice, no object value, no link to keep): a replay spends most of its
+            # time here (one pass per columnar mutation of the session). First each
+            # mutation's object, its ``_rev`` and its casts (the cast state is apart from
+            # the facts), then the writes a key at a time, in the mutations' order: each
+            # object's writes to each key come in the order a mutation at a time gives
+            # them, and so do the ids each key's bucket of the key index takes.
+            stop = kv + n * (hi - lo)
+            table: list[dict[str, Any]] = []  # each mutation's object's facts
+            lids: list[str] = []  # and the object's own id (which the key index holds)
+            for oid, rev in zip(ids[lo:hi], revs[lo:hi]):
+                obj = get_object(oid)
+                if obj is None:
+                    obj = create(oid)
+                facts = own_facts(obj) if obj.shared else obj.facts
+                facts["_rev"] = rev
+                table.append(facts)
+                lids.append(obj.id)
+                if name is not None:
+                    obj.mapped[name] = cid
+                elif many is not None:
+                    obj.mapped.update(many)
+            for j, key in enumerate(keys):
+                bucket = index.setdefault(key, {})
+                for facts, lid, value in zip(table, lids, values[kv + j:stop:n]):
+                    if key in facts:
+                        old = facts[key]
+                        if old is value or js_same(old, value):
+                            continue  # an identical write is a no-op (SPEC §0-16)
+                    else:
+                        bucket[lid] = None
+                    facts[key] = value
+                    changed = True
+            kv = stop
+        else:  # through the write path, each mutation's writes in order
+            for oid, rev in zip(ids[lo:hi], revs[lo:hi]):
+                obj = get_object(oid)
+                if obj is None:
+                    obj = create(oid)
+                own_facts(obj)["_rev"] = rev
+                changed = _write_all(index, relink, obj, obj.id, zip(keys, values[kv:kv + n])) \
+                    or changed
+                kv += n
+                for f in follow:
+                    if f is None:  # a record among the casts: only a provider error may be
+                        kind, data = other[o]
+                        o += 1
+                        if kind != "provider_error" or type(data) is not dict:
+                            raise ValueError("columns: a record among a mutation's casts "
+                                             "that is not a provider error")
+                if name is not None:
+                    obj.mapped[name] = cid
+                elif many is not None:
+                    obj.mapped.update(many)
+        lo = hi
     if revs:
         last = max(revs)
         if last > top:
