@@ -74,7 +74,7 @@ __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
 # (postgres_append.sql), the tree's peaks kept in the head row; 6: the extends-log trigger
 # probes the index for the first row only (5's scanned the table on every append); 7: the
 # same checks in fewer statements (the extends-log trigger one query, the head's trigger
-# one index probe): ~40 us of the server's CPU per batch-1 append
+# one index probe): ~20 us of the backend's CPU per batch-1 append
 SCHEMA_VERSION = 7
 CHANNEL = "cladelog_events"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
