@@ -175,3 +175,76 @@ def test_the_tree_peaks_in_the_head_row_move_only_with_the_head(pg_harness: Any)
     pg_harness.unprotected(store, "UPDATE cladelog_head SET tree_for = NULL")
     store.append(prepared("a", 20, start=5), clock=clock)
     _independent_chain(store)
+
+
+@pytest.mark.parametrize("events,expected", [(1, 0), (1, 1), (2, 3), (4, 4), (5, 0), (3, 5)])
+def test_the_call_with_scalar_parameters_is_the_call_with_arrays(pg_harness: Any, events: int,
+                                                                 expected: int) -> None:
+    """A small batch sends its arrays' elements as parameters of their own (psycopg adapts
+    a list in Python): the function gets the same arrays either way, so both calls return
+    the same row, for batches on both sides of SCALAR_UPTO, with and without expected
+    versions, conflicting or not. Each call runs in a transaction rolled back after it."""
+    from cladelog.core.store import postgres
+    from cladelog.core.store.base import encode_batch
+
+    store = pg_harness.new()
+    store.append(prepared("s0", 3) + prepared("s1", 2), clock=clock)
+    batch = encode_batch([PreparedEvent(f"s{k % 3}", f"t.{k}", 1 + k % 2, {"k": k, "q": 'x"'},
+                                        {"actor": "ü"}) for k in range(events)])
+    rows = {}
+    for right in (True, False):
+        # s0 holds 3 events, s1 2, the others none; s1 is named wrongly for a conflict
+        versions = {f"s{k}": (7 if k == 1 and not right else (3, 2)[k] if k < 2 else 0)
+                    for k in range(expected)}
+        args = postgres._call_args(batch, versions, f"key-{right}", "2026-01-02T03:04:05Z")
+        assert len(args) == 13
+        calls = [(postgres._APPEND, args),
+                 (postgres._append_sql(events, expected), postgres._scalar_params(args))]
+        got = []
+        with store._pool.connection() as conn:
+            for sql, params in calls:
+                with conn.transaction(force_rollback=True):
+                    got.append(conn.execute(sql, [*params, None, None]).fetchone()[:9])
+        assert got[0] == got[1]
+        rows[right] = got[0]
+    assert rows[True][0] == "ok" and rows[True][3:5] == (6, 5 + events)
+    assert len(rows[True][5]) == events
+    assert rows[False][0] == ("conflict" if expected > 1 else "ok")
+    if expected > 1:
+        assert rows[False][7:9] == ("s1", 2)
+    assert store.head().position == 5  # every call was rolled back
+
+
+def test_appends_of_every_size_take_the_path_their_size_picks(pg_harness: Any,
+                                                              monkeypatch: Any) -> None:
+    """Which statement a batch is sent with: up to SCALAR_UPTO events and expected versions,
+    the scalar one; beyond, the arrays. Both chain as the rule says, and a conflict found on
+    either path appends nothing."""
+    from cladelog.core.store import postgres
+
+    sent: list[str] = []
+    store = pg_harness.new()
+    store.append(prepared("a", 1, start=1000), clock=clock)  # the first one reads the peaks
+    with store._pool.connection() as conn:
+        real = type(conn).execute
+
+    def spy(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        if isinstance(query, str) and "cladelog_append(" in query:
+            sent.append("arrays" if query == postgres._APPEND else "scalar")
+            assert query in (postgres._APPEND, postgres._append_sql(1, 0), postgres._append_sql(
+                limit, 0), postgres._append_sql(1, 1))
+        return real(self, query, params, **kw)
+
+    monkeypatch.setattr(type(conn), "execute", spy)
+    limit = postgres.SCALAR_UPTO
+    for n in (1, limit, limit + 1):
+        store.append(prepared("a", n, start=len(sent) * 10), clock=clock)
+    with pytest.raises(ConcurrencyError):
+        store.append(prepared("a", 1, start=99), expected_versions={"a": 0}, clock=clock)
+    with pytest.raises(ConcurrencyError):
+        store.append(prepared("a", 1, start=99),
+                     expected_versions={f"z{k}": 0 for k in range(limit)} | {"a": 1},
+                     clock=clock)
+    assert sent == ["scalar", "scalar", "arrays", "scalar", "arrays"]
+    assert store.head().position == 2 * limit + 3
+    _independent_chain(store)

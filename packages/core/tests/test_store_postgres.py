@@ -580,7 +580,7 @@ BEGIN
     RETURN NEW;
 END $$ LANGUAGE plpgsql;
 ALTER TABLE cladelog_head DROP COLUMN tree_peaks, DROP COLUMN tree_for;
-DELETE FROM cladelog_schema WHERE version IN (5, 6, 7);
+DELETE FROM cladelog_schema WHERE version >= 5;
 INSERT INTO cladelog_schema VALUES (4, '2026-12-01T00:00:00.000000Z') ON CONFLICT DO NOTHING;
 """
 
@@ -706,7 +706,7 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$ LANGUAGE plpgsql;
-DELETE FROM cladelog_schema WHERE version IN (6, 7);
+DELETE FROM cladelog_schema WHERE version >= 6;
 INSERT INTO cladelog_schema VALUES (5, '2026-12-02T00:00:00.000000Z');
 """
 
@@ -733,6 +733,92 @@ def test_a_version_5_log_is_upgraded_to_7_by_init_only(pg_harness: Any) -> None:
         with pytest.raises(Exception, match="extend the log by one linked position"):
             _insert_rows(pg_harness, s, [(303, "3" * 64, "0" * 64)])
         assert s.head().position == 302 and s.verify().ok
+
+
+# Version 7 changed only the bodies of two triggers (the same checks in fewer statements):
+# these are version 6's.
+_V6_TRIGGERS = f"""
+CREATE OR REPLACE FUNCTION cladelog_extend_only() RETURNS trigger AS $$
+DECLARE
+    lo BIGINT;
+    lo_prev TEXT;
+    unlinked BIGINT;
+BEGIN
+    SELECT MIN(l.position), MIN(l.prev_hash) FILTER (WHERE l.rn = 1),
+           COUNT(*) FILTER (WHERE l.rn > 1 AND (l.lag_position <> l.position - 1
+                                                OR l.lag_hash <> l.prev_hash))
+        INTO lo, lo_prev, unlinked
+        FROM (SELECT n.position, n.prev_hash, row_number() OVER w AS rn,
+                     lag(n.position) OVER w AS lag_position, lag(n.hash) OVER w AS lag_hash
+              FROM cladelog_added n WINDOW w AS (ORDER BY n.position)) l;
+    IF lo IS NOT NULL AND (unlinked > 0 OR lo_prev IS DISTINCT FROM
+            CASE WHEN lo = 1 THEN '{"0" * 64}'
+                 ELSE (SELECT e.hash FROM events e WHERE e.position = lo - 1) END) THEN
+        RAISE EXCEPTION 'cladelog: an event must extend the log by one linked position';
+    END IF;
+    RETURN NULL;
+END $$ LANGUAGE plpgsql;
+CREATE OR REPLACE FUNCTION cladelog_head_follows_log() RETURNS trigger AS $$
+BEGIN
+    IF NEW.position <> COALESCE((SELECT MAX(position) FROM events), 0)
+       OR NEW.hash <> COALESCE((SELECT hash FROM events WHERE position = NEW.position),
+                               '{"0" * 64}') THEN
+        RAISE EXCEPTION 'cladelog: the head must name the last event of the log';
+    END IF;
+    IF NEW.tree_for IS NOT NULL AND NEW.tree_for = NEW.hash
+       AND length(NEW.tree_peaks) IS DISTINCT FROM 32 * bit_count(NEW.position::bit(64)) THEN
+        RAISE EXCEPTION 'cladelog: the head must keep one tree peak per bit of its size';
+    END IF;
+    IF NEW.position = OLD.position AND NEW.hash = OLD.hash AND OLD.tree_for = OLD.hash
+       AND (NEW.tree_peaks IS DISTINCT FROM OLD.tree_peaks
+            OR NEW.tree_for IS DISTINCT FROM OLD.tree_for) THEN
+        RAISE EXCEPTION 'cladelog: the head must name the last event of the log (peaks)';
+    END IF;
+    RETURN NEW;
+END $$ LANGUAGE plpgsql;
+DELETE FROM cladelog_schema WHERE version = 7;
+INSERT INTO cladelog_schema VALUES (6, '2026-12-05T00:00:00.000000Z');
+"""
+
+
+def _trigger_sources(pg_harness: Any, store: Any) -> dict[str, str]:
+    with pg_harness._conn(store) as conn:
+        return dict(conn.execute(
+            "SELECT p.proname, p.prosrc FROM pg_proc p JOIN pg_namespace n "
+            "ON n.oid = p.pronamespace WHERE n.nspname = %s AND p.proname IN "
+            "('cladelog_extend_only', 'cladelog_head_follows_log')", (store.schema,)
+        ).fetchall())
+
+
+def test_a_version_6_log_is_upgraded_to_7_by_init_only(pg_harness: Any) -> None:
+    """Version 7 checks what version 6 checked in fewer statements; init replaces the two
+    trigger functions in place, the log is what it was, and the new bodies still refuse
+    an unlinked event and a head that does not name the last event."""
+    store = pg_harness.new()
+    first = store.append(prepared("a", 20), idempotency_key="batch-A")
+    new = _trigger_sources(pg_harness, store)
+    store.close()
+    pg_harness.raw_execute(store, _V6_TRIGGERS)
+    old = _trigger_sources(pg_harness, store)
+    assert old.keys() == new.keys() == {"cladelog_extend_only", "cladelog_head_follows_log"}
+    assert all(old[k] != new[k] for k in old)
+    url = pg_harness.url(store.schema)
+    with pytest.raises(StoreError, match="schema version 6; run 'cladelog init' to upgrade "
+                                         "it to 7"):
+        PostgresStore(url)
+    with PostgresStore(url, create=True) as s:
+        assert s.upgraded_from == 6 and s.schema_version() == SCHEMA_VERSION == 7
+        assert _trigger_sources(pg_harness, s) == new
+        again = s.append(prepared("a", 20), idempotency_key="batch-A")
+        assert [e.hash for e in again] == [e.hash for e in first]
+        more = s.append(prepared("a", 1, start=20), expected_versions={"a": 20})
+        assert more[0].position == 21 and more[0].prev_hash == first[-1].hash
+        with pytest.raises(Exception, match="extend the log by one linked position"):
+            _insert_rows(pg_harness, s, [(22, "3" * 64, "0" * 64)])
+        with pytest.raises(Exception, match="must name the last event of the log"):
+            pg_harness.raw_execute(s, f"UPDATE cladelog_head SET position = 20, "
+                                      f"hash = '{first[-1].hash}'")
+        assert s.head().position == 21 and s.verify().ok
 
 
 # -- upgrading a version-2 log ----------------------------------------------------------------
