@@ -813,9 +813,9 @@ def test_brent_root_converges_to_full_precision(
     assert len(calls) <= 4 * 1100
 
 
-def test_llr_root_finding_takes_few_evaluations(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Brent's method, unlike bisection (about 55 per root), needs a handful per root."""
-    counts: list[int] = []
+def _count_brent(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The evaluations of each root search Brent's method takes over (one item per search)."""
+    brent_calls: list[int] = []
     brent = E._brent_root
 
     def counting(func: Callable[[float], float], *args: float) -> float:
@@ -826,14 +826,63 @@ def test_llr_root_finding_takes_few_evaluations(monkeypatch: pytest.MonkeyPatch)
             return func(x)
 
         found = brent(counted, *args)
-        counts.append(calls[0])
+        brent_calls.append(calls[0])
         return found
 
     monkeypatch.setattr(E, "_brent_root", counting)
-    extra = [(FISHTEST_PENTANOMIAL, -3.0, 1.0), ([0, 0, 2**53 - 1], 0.0, 5.0)]
+    return brent_calls
+
+
+def test_llr_root_finding_takes_few_evaluations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Brent's method, unlike bisection (about 55 per root), needs a handful per root
+    when Newton's steps hand over to it."""
+    brent_calls = _count_brent(monkeypatch)
+    extra = [(FISHTEST_PENTANOMIAL, -3.0, 1.0), ([0, 0, 2**53 - 1], 0.0, 5.0),
+             ([10, 20, 30], -2000.0, 2000.0), ([3, 0, 1], 1500.0, -1500.0)]
     for case, elo0, elo1 in [*LLR_CASES, *extra]:
         llr_logistic(case, elo0, elo1)
-    assert counts and max(counts) <= 15, counts
+    assert brent_calls and max(brent_calls) <= 15, brent_calls
+
+
+@pytest.mark.parametrize(
+    ("counts", "elo0", "elo1"),
+    [
+        (FISHTEST_PENTANOMIAL, -3.0, 1.0),
+        (FISHTEST_TRINOMIAL, -3.0, 1.0),
+        ([300, 400, 330], 0.0, 5.0),
+        ([3049, 4000, 3198], 0.0, 5.0),
+        ([1, 4, 10, 15, 10], 0.0, 5.0),
+        ([40, 210, 500, 230, 45], -2.0, 3.0),
+        ([0, 20, 30], 0.0, 5.0),
+    ],
+)
+def test_usual_sprt_bounds_need_no_bracketing(
+    monkeypatch: pytest.MonkeyPatch, counts: list[int], elo0: float, elo1: float
+) -> None:
+    """For bounds a few Elo apart around a result, Newton's steps from the Brownian
+    approximation settle by themselves (Brent's method is not called), and the LLR is the
+    bisection's."""
+    brent_calls = _count_brent(monkeypatch)
+    value = llr_logistic(counts, elo0, elo1)
+    assert brent_calls == []
+    assert close(value, _ref_llr_logistic_bisection(counts, elo0, elo1), 1e-9)
+
+
+usual_result_strategy = st.one_of(
+    st.tuples(st.integers(1, 10**6), st.integers(0, 10**6), st.integers(1, 10**6)).map(list),
+    st.tuples(*[st.integers(1, 10**5)] * 5).map(list),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(counts=usual_result_strategy, low=st.floats(-30, 30), width=st.floats(0.5, 30))
+def test_llr_logistic_for_usual_bounds_matches_a_bisection(
+    counts: list[int], low: float, width: float
+) -> None:
+    """Results and bounds as SPRT tests have them (the fast path of the root search) agree
+    with the independent bisection to 1e-9, absolute or relative."""
+    expected = _ref_llr_logistic_bisection(counts, low, low + width)
+    assert close(llr_logistic(counts, low, low + width), expected, 1e-9), expected
 
 
 def test_cached_samples_never_stand_for_booleans_or_other_counts() -> None:

@@ -229,10 +229,13 @@ def _quick(value: Any, depth: int) -> bool:
                     continue
                 raise _Invalid
             if it is float:  # the float case below, inlined: a call per number is the cost
+                # the usual number, non-integral in [1e-4, 1e16), is finite: one test for it
+                # (NaN and the infinities fail the range test and are refused just below)
+                if 1e-4 <= abs(item) < 1e16 and not item.is_integer():
+                    continue
                 if item - item != 0.0:
                     raise _Invalid
-                if item.is_integer() or not 1e-4 <= abs(item) < 1e16:
-                    slow = True
+                slow = True
                 continue
             if _quick(item, depth + 1):
                 slow = True
