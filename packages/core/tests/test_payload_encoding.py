@@ -497,10 +497,18 @@ class Mutable:
     y: str
 
 
+@attrs.define
+class Watched:
+    x: int
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value * 2)
+
+
 @pytest.mark.parametrize(("cls", "stores"), [
     (Plain, True), (Mutable, True), (Checked, False), (Hooked, False),
     (Rich, False),  # a factory default: attrs' init tests for it, so the class is called
-    (CachedHash, False), (NoSlots, False),
+    (CachedHash, False), (NoSlots, False), (Watched, False),
 ])
 def test_slots_are_stored_directly_only_where_attrs_init_does_nothing_else(
     cls: type, stores: bool

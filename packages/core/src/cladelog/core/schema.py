@@ -370,9 +370,11 @@ def _stores_only(cls: type, names: list[str]) -> bool:
         body.append(line.strip())
     while body and not body[-1]:
         body.pop()
-    stores = [f"_setattr({n!r}, {n})" for n in names]
-    return body in (["_setattr = _cached_setattr_get(self)", *stores],
-                    [f"self.{n} = {n}" for n in names])
+    if body == ["_setattr = _cached_setattr_get(self)", *[f"_setattr({n!r}, {n})" for n in names]]:
+        return True  # object.__setattr__, whatever the class's own __setattr__ does
+    # plain assignments go through the class's __setattr__: only object's stores the slot
+    plain = cls.__setattr__ is object.__setattr__  # type: ignore[comparison-overlap]
+    return plain and body == [f"self.{n} = {n}" for n in names]
 
 
 _NONE = type(None)
