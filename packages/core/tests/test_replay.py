@@ -250,6 +250,56 @@ def test_a_projection_alone_on_its_type_folds_pages_as_the_event_by_event_path_d
     assert [done for done, _ in results["progress"][0]] == [5_000, 10_000, head]
 
 
+def test_the_fold_pauses_the_collector_and_collects_the_young_generation_itself(
+    tmp_path: Path, plugin_factory: Any, monkeypatch: Any
+) -> None:
+    """The collector is paused for the fold and left as it was (on, off, after a failure);
+    while it is on, the fold runs young collections itself between pages."""
+    import gc
+
+    from cladelog.core import ProjectionError
+    from cladelog.core import projections as projections_module
+
+    calls: list[tuple[Any, bool]] = []
+    real = gc.collect
+
+    def recorded(generation: int = 2) -> int:
+        calls.append((generation, gc.isenabled()))
+        return real(generation)
+
+    def fails_late(state: dict[str, Any], event: Any) -> dict[str, Any]:
+        if event.data.n == 4_199:
+            raise ValueError("late")
+        return _typed_count(state, event)
+
+    late = Projection("counter.late", 1, frozenset({"counter.counted"}),
+                      {"events": 0, "total": 0, "labels": []}, fails_late, payloads=True)
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=tmp_path / "c.toml")
+    with Deployment(cfg, plugins=[plugin_factory(projections=(TYPED,))], create=True) as dep:
+        dep.append([counted(n) for n in range(4_200)])
+        monkeypatch.setattr(projections_module.gc, "collect", recorded)
+        assert gc.isenabled()
+        result = projections_module.replay(dep.store, dep.registry, [TYPED], rebuild=True,
+                                           save=False)
+        assert result.projections[0].applied == 4_200
+        assert gc.isenabled()  # restored
+        # 4,200 events come in more than 64 pages: at least one young collection, made
+        # while the automatic collector was paused
+        assert calls and all(c == (0, False) for c in calls)
+        with pytest.raises(ProjectionError, match="late"):
+            projections_module.replay(dep.store, dep.registry, [late], rebuild=True,
+                                      save=False)
+        assert gc.isenabled()  # restored after a failure too
+        calls.clear()
+        gc.disable()
+        try:  # a collector the caller turned off stays off, and is not run
+            projections_module.replay(dep.store, dep.registry, [TYPED], rebuild=True,
+                                      save=False)
+            assert not gc.isenabled() and calls == []
+        finally:
+            gc.enable()
+
+
 def test_a_bad_payload_or_a_failing_fold_deep_in_a_page_is_named_by_its_position(
     tmp_path: Path, plugin_factory: Any
 ) -> None:

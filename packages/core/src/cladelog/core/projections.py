@@ -11,6 +11,7 @@ replay was split into incremental steps.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import operator
@@ -20,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from ._gc import gc_paused
 from .canonical import canonical_bytes
 from .errors import ChainError, CladelogError, InputError, ProjectionError
 from .events import GENESIS_HASH, RecordedEvent
@@ -334,9 +336,11 @@ def _fold(
 ) -> tuple[Head, int, dict[str, tuple[Head, Any, bool, str | None, int]], dict[str, Any],
            Counter[str], Counter[str]]:
     """Fold the events after each projection's start up to the head (or ``to``)."""
+    collect = gc.isenabled()
     try:
-        return _fold_from(store, registry, projections, to, rebuild, progress, held,
-                          accept_truncation)
+        with gc_paused():  # see _fold_from
+            return _fold_from(store, registry, projections, to, rebuild, progress, held,
+                              accept_truncation, collect)
     except BaseException:
         if held is not None:  # the states may be half-folded: start again from checkpoints
             held.forget(p.name for p in projections)
@@ -352,6 +356,7 @@ def _fold_from(
     progress: Callable[[int, int], None] | None,
     held: HeldStates | None,
     accept_truncation: bool,
+    collect: bool = False,
 ) -> tuple[Head, int, dict[str, tuple[Head, Any, bool, str | None, int]], dict[str, Any],
            Counter[str], Counter[str]]:
     head = store.head()
@@ -401,6 +406,17 @@ def _fold_from(
     version, plan, typed, decoded = 0, [], [], False
     load: Any = None  # the current type's payload loader, once a typed projection needs it
     k = -1  # the projection being applied (-1: none), for the error message
+    # _fold pauses the cyclic garbage collector; it runs here on the young generation after
+    # every 64th page instead, between pages. A page's events, data and payload instances
+    # form no cycles and reference counting frees them with the page, but the collections
+    # the allocations trigger (one per 700) walk the live page and move it on to the older
+    # generations, whose collections walk it again: about 1.4 us of CPU per event replayed
+    # into payload instances, 0.4 us as JSON objects (50,000 events, measured). A young
+    # collection after each page cost as much (~90 us each); after every 64th, ~0.02 us
+    # per event, and it still frees, a few thousand events later, any cycle a projection
+    # left behind. A collector the caller turned off stays off.
+    young = gc.collect if collect else None
+    tick = 0  # pages since the last young collection
     try:
         for page in pages:
             # a page of one type at its current schema version that one projection takes,
@@ -421,6 +437,11 @@ def _fold_from(
                     state = apply(state, last)
                 state_list[k] = state
                 counts[k] += len(page)
+                del page  # its events go now (reference counting)
+                tick += 1
+                if tick == 64 and young is not None:  # 64 pages: a few thousand events
+                    young(0)
+                    tick = 0
                 continue
             for event in page:
                 last = event
@@ -456,6 +477,11 @@ def _fold_from(
                                 with_payload = _with_payload(event, load)
                             state_list[k] = apply(state_list[k], with_payload)
                             counts[k] += 1
+            del page, event
+            tick += 1
+            if tick == 64 and young is not None:
+                young(0)
+                tick = 0
     except CladelogError:
         raise
     except Exception as exc:  # a plugin's fold or upcaster; the chain read was fine
