@@ -352,3 +352,186 @@ def test_classes_the_loader_does_not_cover_use_the_general_path() -> None:
     assert registry.structure("t.nested", doc) == Nested(Plain("x", 1, [1.0]), {"k": 2})
     with pytest.raises(InputError, match="inner"):
         registry.structure("t.nested", {**doc, "inner": 3})
+
+
+# -- the page loader (replay's payload instances, a page of events at once) ----------------------
+def _check_page(cls: type, docs: list[Any]) -> None:
+    """The page loader gives, for a page, what the loader of one object gives for each
+    (and so what the strict converter gives), or steps aside; ``load.many`` always gives
+    the loader of one's answers."""
+    many = schema.page_loader(cls)
+    one = schema.flat_loader(cls)
+    assert many is not None and one is not None
+    each = [one(d) for d in docs]
+    got = many(docs, False)
+    if got is not None:
+        assert None not in each  # it vouches for a page only when each object is vouched for
+        assert len(got) == len(docs)
+        assert all(_same(a, b) for a, b in zip(got, each, strict=True)), (got, each)
+        for obj, doc in zip(got, docs, strict=True):
+            assert _same(obj, schema.structure(doc, cls))
+    elif docs and None not in each:  # it may step aside only for a page of objects it cannot
+        pytest.fail(f"the page loader refused a page the loader of one took: {docs}")
+    paged = one.many(docs)
+    assert len(paged) == len(docs)
+    assert all((a is None and b is None) or _same(a, b)
+               for a, b in zip(paged, each, strict=True))
+
+
+plain_docs = st.fixed_dictionaries(
+    {"a_first": st.integers(-2**54, 2**54), "b_second": st.text(max_size=3),
+     "scores": st.lists(numbers, max_size=3), "maybe": st.one_of(st.none(), st.integers())},
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(good=st.lists(plain_docs, max_size=6), bad=st.lists(st.tuples(
+    st.integers(0, 5), st.sampled_from(["a_first", "b_second", "scores", "maybe", "z"]),
+    anything)), shuffle=st.randoms())
+def test_the_page_loader_equals_the_loader_of_one(good: Any, bad: Any, shuffle: Any) -> None:
+    docs = [dict(d) for d in good]
+    for at, key, value in bad:  # a member of another type, or an unknown one
+        if at < len(docs):
+            docs[at][key] = value
+    if docs:
+        items = list(docs[0].items())
+        shuffle.shuffle(items)  # members in another order than the canonical one
+        docs[0] = dict(items)
+    _check_page(Plain, docs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.fixed_dictionaries(RICH_FIELDS), max_size=4))
+def test_the_page_loader_of_free_json_fields_equals_the_loader_of_one(docs: Any) -> None:
+    _check_page(Rich, docs)
+
+
+@attrs.frozen
+class Mixed:
+    ok: bool
+    ratio: float | None
+    nums: list[float] | None
+    words: list[str] | None
+    doc: dict[str, Any] | None
+    rows: list[dict[str, Any]] | None
+    free: list[Any]
+    label: str = attrs.field(kw_only=True, default="")
+
+
+MIXED_FIELDS = dict(
+    ok=st.one_of(st.booleans(), json_values), ratio=st.one_of(st.none(), numbers, json_values),
+    nums=st.one_of(st.none(), st.lists(numbers, max_size=3), json_values),
+    words=st.one_of(st.none(), st.lists(st.text(max_size=2), max_size=3), json_values),
+    doc=st.one_of(st.none(), st.dictionaries(st.text(max_size=2), json_values, max_size=2),
+                  json_values),
+    rows=st.one_of(st.none(), st.lists(st.dictionaries(st.text(max_size=2), json_values,
+                                                       max_size=2), max_size=2), json_values),
+    free=st.one_of(st.lists(json_values, max_size=2), json_values),
+    label=st.one_of(st.text(max_size=2), json_values),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.fixed_dictionaries(MIXED_FIELDS), max_size=4))
+def test_the_page_loader_of_optional_fields_equals_the_loader_of_one(docs: Any) -> None:
+    _check_page(Mixed, docs)
+
+
+def test_the_page_loader_takes_a_page_of_common_data_and_converts_as_cattrs_does() -> None:
+    docs = [{"a_first": k, "b_second": str(k), "maybe": None if k % 2 else k,
+             "scores": [0.5, k]} for k in range(5)]
+    got = schema.page_loader(Plain)(docs, False)
+    assert got == [schema.structure(d, Plain) for d in docs]
+    assert all(type(x) is float for obj in got for x in obj.scores)  # ints for floats
+    assert schema.page_loader(Plain)([], False) == []
+    doc = {"ok": True, "ratio": 2, "nums": [1, 2.5], "words": None, "doc": {"k": [1]},
+           "rows": [{"a": 1}], "free": [{"b": 2}], "label": "x"}
+    (obj,) = schema.page_loader(Mixed)([doc], False)
+    assert _same(obj, schema.structure(doc, Mixed)) and obj.label == "x"
+
+
+def test_the_page_loader_copies_containers_unless_they_are_handed_over() -> None:
+    doc = {"cause": {"k": 1}, "extra": None, "items": [{"a": 1}], "rev": 1, "tags": [1],
+           "target": None}
+    many = schema.page_loader(Rich)
+    (copied,) = many([doc], False)
+    assert copied.cause is not doc["cause"] and copied.tags is not doc["tags"]
+    assert copied.items is not doc["items"] and copied.items[0] is not doc["items"][0]
+    (kept,) = many([doc], True)  # the replay read's own objects: kept as they are
+    assert kept.cause is doc["cause"] and kept.tags is doc["tags"]
+    assert _same(kept, copied)
+
+
+def test_a_page_with_one_bad_object_is_loaded_object_by_object() -> None:
+    docs = [{"a_first": k, "b_second": "x", "maybe": None, "scores": []} for k in range(4)]
+    docs[2]["a_first"] = "2"
+    assert schema.page_loader(Plain)(docs, True) is None
+    load = schema.flat_loader(Plain, or_else=lambda d: ("general", d))
+    got = load.many(docs, True)
+    assert got[2] == ("general", docs[2])
+    assert [got[k] for k in (0, 1, 3)] == [Plain("x", k, []) for k in (0, 1, 3)]
+
+
+@attrs.frozen
+class Hooked:
+    x: int
+
+    def __attrs_post_init__(self) -> None:
+        if self.x == 13:
+            raise ValueError("unlucky")
+
+
+@attrs.frozen(cache_hash=True)
+class CachedHash:
+    x: int
+
+
+@attrs.define(slots=False)
+class NoSlots:
+    x: int
+
+
+@attrs.define
+class Mutable:
+    x: int
+    y: str
+
+
+@attrs.define
+class Watched:
+    x: int
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value * 2)
+
+
+@pytest.mark.parametrize(("cls", "stores"), [
+    (Plain, True), (Mutable, True), (Checked, False), (Hooked, False),
+    (Rich, False),  # a factory default: attrs' init tests for it, so the class is called
+    (CachedHash, False), (NoSlots, False), (Watched, False),
+])
+def test_slots_are_stored_directly_only_where_attrs_init_does_nothing_else(
+    cls: type, stores: bool
+) -> None:
+    names = [f.name for f in attrs.fields(cls)]
+    assert schema._stores_only(cls, names) is stores
+    ints, lists, nones = ("x", "a_first", "rev", "level"), ("scores", "items", "tags"), (
+        "maybe", "target", "extra")
+    doc = {n: (1 if n in ints else [] if n in lists else {} if n == "cause"
+               else None if n in nones else " a ") for n in names}
+    (obj,) = schema.page_loader(cls)([doc], False)
+    general = schema.structure(doc, cls)
+    assert _same(obj, general)
+    if cls.__hash__ is not None and not any(isinstance(v, list | dict) for v in doc.values()):
+        assert hash(obj) == hash(general)
+
+
+def test_refusals_of_the_init_take_the_general_path_with_its_words() -> None:
+    registry = EventTypeRegistry([EventType("t.hooked", Hooked), EventType("t.checked", Checked)])
+    load = registry.loader("t.hooked")
+    assert load.many([{"x": 1}, {"x": 2}]) == [Hooked(1), Hooked(2)]
+    with pytest.raises(InputError, match="unlucky"):
+        load.many([{"x": 1}, {"x": 13}])
+    with pytest.raises(InputError, match="level"):
+        registry.loader("t.checked").many([{"level": 1, "name": "a"}, {"level": -1, "name": "b"}])
+    assert registry.loader("t.checked").many([{"level": 1, "name": " a "}]) == [Checked(1, "a")]

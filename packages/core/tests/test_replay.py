@@ -212,6 +212,126 @@ def test_stored_data_that_does_not_fit_the_class_names_position_and_field(
         assert dep.store.load_checkpoint("counter.typed") is None
 
 
+def test_a_projection_alone_on_its_type_folds_pages_as_the_event_by_event_path_does(
+    tmp_path: Path, plugin_factory: Any, counter_projection: Any
+) -> None:
+    """Alone on its type, a projection folds each page of the read in one loop; beside
+    another, event by event: the same states, digests, counts and progress reports, over
+    many pages, a run of another type and events of an older schema version among them."""
+    from cladelog.core.projections import replay
+    from cladelog.core.store.base import PreparedEvent
+
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=tmp_path / "c.toml")
+    other = Projection("counter.other", 1, frozenset({"counter.other"}), {"n": 0},
+                       lambda s, e: {"n": s["n"] + 1})
+    with Deployment(cfg, plugins=[plugin_factory(projections=(TYPED, counter_projection))],
+                    create=True) as dep:
+        for k in range(0, 10_500, 500):
+            dep.append([counted(n % 7, f"l{n % 3}") for n in range(k, k + 500)])
+            if k == 5_000:  # an older schema version, upcast by the fold
+                dep.store.append([PreparedEvent("c", "counter.counted", 1, {"value": 7}, {})
+                                  for _ in range(3)])
+        results = {}
+        for projections in ((TYPED,), (counter_projection,), (TYPED, counter_projection),
+                            (TYPED, other)):
+            reports: list[tuple[int, int]] = []
+            got = replay(dep.store, dep.registry, projections, rebuild=True, save=False,
+                         progress=lambda done, total, to=reports: to.append((done, total)))
+            for p in got.projections:
+                results.setdefault(p.name, []).append((p.digest, p.applied, p.state))
+            results.setdefault("progress", []).append(reports)
+        head = dep.store.head().position  # the events above and the plugin's enabling
+    typed, totals = results["counter.typed"], results["counter.totals"]
+    assert typed[0] == typed[1] == typed[2] and totals[0] == totals[1]
+    digest, applied, state = typed[0]
+    assert applied == 10_503 and state["total"] == sum(n % 7 for n in range(10_500)) + 21
+    assert (digest, state) == (totals[0][0], totals[0][2])
+    assert all(r == results["progress"][0] for r in results["progress"])
+    assert [done for done, _ in results["progress"][0]] == [5_000, 10_000, head]
+
+
+def test_the_fold_pauses_the_collector_and_collects_the_young_generation_itself(
+    tmp_path: Path, plugin_factory: Any, monkeypatch: Any
+) -> None:
+    """The collector is paused for the fold and left as it was (on, off, after a failure);
+    while it is on, the fold runs young collections itself between pages."""
+    import gc
+
+    from cladelog.core import ProjectionError
+    from cladelog.core import projections as projections_module
+
+    calls: list[tuple[Any, bool]] = []
+    real = gc.collect
+
+    def recorded(generation: int = 2) -> int:
+        calls.append((generation, gc.isenabled()))
+        return real(generation)
+
+    def fails_late(state: dict[str, Any], event: Any) -> dict[str, Any]:
+        if event.data.n == 4_199:
+            raise ValueError("late")
+        return _typed_count(state, event)
+
+    late = Projection("counter.late", 1, frozenset({"counter.counted"}),
+                      {"events": 0, "total": 0, "labels": []}, fails_late, payloads=True)
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=tmp_path / "c.toml")
+    with Deployment(cfg, plugins=[plugin_factory(projections=(TYPED,))], create=True) as dep:
+        dep.append([counted(n) for n in range(4_200)])
+        monkeypatch.setattr(projections_module.gc, "collect", recorded)
+        assert gc.isenabled()
+        result = projections_module.replay(dep.store, dep.registry, [TYPED], rebuild=True,
+                                           save=False)
+        assert result.projections[0].applied == 4_200
+        assert gc.isenabled()  # restored
+        # 4,200 events come in more than 64 pages: at least one young collection, made
+        # while the automatic collector was paused
+        assert calls and all(c == (0, False) for c in calls)
+        with pytest.raises(ProjectionError, match="late"):
+            projections_module.replay(dep.store, dep.registry, [late], rebuild=True,
+                                      save=False)
+        assert gc.isenabled()  # restored after a failure too
+        calls.clear()
+        gc.disable()
+        try:  # a collector the caller turned off stays off, and is not run
+            projections_module.replay(dep.store, dep.registry, [TYPED], rebuild=True,
+                                      save=False)
+            assert not gc.isenabled() and calls == []
+        finally:
+            gc.enable()
+
+
+def test_a_bad_payload_or_a_failing_fold_deep_in_a_page_is_named_by_its_position(
+    tmp_path: Path, plugin_factory: Any
+) -> None:
+    from cladelog.core import InputError, ProjectionError
+    from cladelog.core.store.base import PreparedEvent
+
+    def fussy(state: dict[str, Any], event: Any) -> dict[str, Any]:
+        if event.data.label == "boom":
+            raise KeyError(event.data.label)
+        state["events"] += 1
+        return state
+
+    broken = Projection("counter.fussy", 1, frozenset({"counter.counted"}), {"events": 0},
+                        fussy, payloads=True)
+    cfg = DeploymentConfig.from_dict({"store": "x.sqlite3"}, path=tmp_path / "c.toml")
+    with Deployment(cfg, plugins=[plugin_factory(projections=(broken,))], create=True) as dep:
+        dep.append([counted(n, "boom" if n == 150 else "") for n in range(300)])
+        boom = next(e.position for e in dep.store.read() if e.data.get("label") == "boom")
+        with pytest.raises(ProjectionError, match=rf"position {boom}: projection "
+                                                  r"counter.fussy failed: KeyError: 'boom'"):
+            dep.replay()
+    (tmp_path / "x.sqlite3").unlink()
+    with Deployment(cfg, plugins=[plugin_factory(projections=(TYPED,))], create=True) as dep:
+        dep.append([counted(n) for n in range(200)])
+        dep.store.append([PreparedEvent("c", "counter.counted", 2, {"n": 1.5, "label": ""}, {})])
+        dep.append([counted(n) for n in range(200)])
+        position = dep.store.head().position - 200
+        with pytest.raises(InputError, match=rf"position {position} \(counter.counted\): "
+                                             r"data.n: .*expected int"):
+            dep.replay()
+
+
 def test_a_checkpoint_edited_outside_the_chain_is_rebuilt_not_trusted(
     deployment: Deployment, sqlite_harness: Any, counter_plugin: Any
 ) -> None:

@@ -59,6 +59,7 @@ __all__ = [
     "shape",
     "split_body",
     "verified_events",
+    "verified_pages",
 ]
 
 GENESIS_HASH = "0" * 64
@@ -659,6 +660,9 @@ def _decode(
     if uniform:
         if decoders[0] is None or raws[0]:
             return data
+        many = getattr(decoders[0], "many", None)
+        if many is not None:  # a payload loader's page at once; the data is the read's own
+            return many(data, True)  # type: ignore[no-any-return]
         return list(map(decoders[0], data))
     return [
         d(x) if d is not None and not r else x for x, d, r in zip(data, decoders, raws, strict=True)
@@ -694,5 +698,16 @@ def verified_events(
     :class:`ChainError` naming its position. A decoder may be called twice for an event of
     a page that holds a bad row.
     """
+    return itertools.chain.from_iterable(verified_pages(rows, start, decoders, raw_decoders))
+
+
+def verified_pages(
+    rows: Iterable[ReplayRow],
+    start: Any,
+    decoders: Mapping[str, tuple[int, Callable[[Any], Any]]] | None = None,
+    raw_decoders: Mapping[str, tuple[int, Callable[[bytes], Any]]] | None = None,
+) -> Iterator[list[RecordedEvent]]:
+    """:func:`verified_events` a page at a time: lists of consecutive events (a few dozen
+    each, as the read checks them), for a caller that handles a page at once."""
     reader = _Reader(start, decoders or {}, raw_decoders or {})
-    return itertools.chain.from_iterable(reader.pages(iter(rows)))
+    return reader.pages(iter(rows))

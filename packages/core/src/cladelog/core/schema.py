@@ -30,6 +30,7 @@ __all__ = [
     "flat_dumper",
     "flat_loader",
     "json_schema",
+    "page_loader",
     "structure",
     "unstructure",
     "unstructure_checked",
@@ -328,13 +329,188 @@ def flat_dumper(cls: type) -> Any:
 # -- the replay hot path: payload instances from stored data ---------------------------------
 #
 # The mirror image of flat_dumper, for projections that take payload instances: for the
-# same classes, a function generated once per class checks each member's exact JSON type
-# as the strict converter above would, converts what it converts (an integer for a float
-# field becomes a float; lists and objects are copied), and calls the class with keywords,
-# so defaults, converters and validators run as they do under cattrs. Anything else (a
-# missing or unknown member, a tuple, a number out of the safe range, a validator's
-# refusal) makes it return None: the caller then takes the general path, which words the
-# error or gives the same instance.
+# same classes, functions generated once per class from the same reading of the fields
+# (_field_kind) check each member's exact JSON type as the strict converter above would,
+# convert what it converts (an integer for a float field becomes a float; lists and
+# objects are copied unless the caller hands them over), and build the instance. Anything
+# else (a missing or unknown member, a tuple, a number out of the safe range, a
+# validator's refusal) makes them return None: the caller then takes the general path,
+# which words the error or gives the same instance.
+#
+# There are two forms, both generated from that one reading and tested equal to each other
+# and to the general path: page_loader takes a page of objects (the replay read decodes a
+# page of events at once) and checks a column at a time, so that the loops run in C
+# (``map``, ``zip``, sets of types); it builds the instances by calling the class, so that
+# defaults, converters and validators run as under cattrs, or, when attrs generated an
+# ``__init__`` that does nothing but store each argument in its slot (read from attrs' own
+# generated source), by storing the columns in the slots. flat_loader takes one object
+# (a page of one costs the page's fixed overhead: ~4x the time of one object) and is the
+# page's fallback, object by object, when the page loader does not vouch for every one.
+
+
+def _stores_only(cls: type, names: list[str]) -> bool:
+    """Whether ``cls.__init__`` is attrs' generated one and only stores each argument in
+    its slot, in field order (then storing the slots directly builds the same instance)."""
+    import linecache
+    import types
+
+    try:
+        code = cls.__init__.__code__  # type: ignore[misc]
+        if not code.co_filename.startswith("<attrs generated"):
+            return False
+        if not all(type(getattr(cls, n, None)) is types.MemberDescriptorType for n in names):
+            return False
+        lines = linecache.getlines(code.co_filename)[code.co_firstlineno:]
+    except (AttributeError, TypeError):
+        return False
+    body = []
+    for line in lines:
+        if not line.startswith((" ", "\t")):
+            break
+        body.append(line.strip())
+    while body and not body[-1]:
+        body.pop()
+    if body == ["_setattr = _cached_setattr_get(self)", *[f"_setattr({n!r}, {n})" for n in names]]:
+        return True  # object.__setattr__, whatever the class's own __setattr__ does
+    # plain assignments go through the class's __setattr__: only object's stores the slot
+    plain = cls.__setattr__ is object.__setattr__  # type: ignore[comparison-overlap]
+    return plain and body == [f"self.{n} = {n}" for n in names]
+
+
+_NONE = type(None)
+
+
+def _page_check(shape: str, leaf: str, optional: bool, var: str) -> list[str]:
+    """Statements checking column ``var`` (a tuple of one field's values) as the strict
+    converter would check each value, and converting or copying it (``owned``: the
+    caller hands the containers over, so they need no copy)."""
+    kinds = {"str": "str", "int": "int", "bool": "bool", "float": "float"}
+    opt = ", NONE" if optional else ""
+    present = f"filter(None, {var})" if optional else var  # the values that are not None
+    if shape == "scalar" and leaf != "float":
+        return [f"if not {{*map(type, {var})}} <= {{{kinds[leaf]}{opt}}}: return None"]
+    if shape == "scalar":  # float: ints in the safe range become floats; finite
+        return [f"t = {{*map(type, {var})}}",
+                f"if not t <= {{float{opt}}}:",
+                f"    if not t <= {{float, int{opt}}}: return None",
+                f"    {var} = list(map(as_float, {var}))",
+                f"if not all(map(isfinite, {present})): return None"]
+    copy = (f"{var} = [x if x is None else {{}}(x) for x in {var}]" if optional
+            else f"{var} = list(map({{}}, {var}))")
+    if shape == "json" and leaf == "any":
+        return []
+    container = "dict" if leaf == "dict" else "list"
+    lines = [f"if not {{*map(type, {var})}} <= {{{container}{opt}}}: return None"]
+    items = f"chain.from_iterable({present})"
+    if shape == "list" and leaf == "float":
+        return [*lines,
+                f"t = {{*map(type, {items})}}",
+                "if not t <= {float}:",
+                "    if not t <= {float, int}: return None",
+                f"    {copy.format('list_as_float')}",
+                f"elif not owned: {copy.format('list')}",
+                f"if not all(map(isfinite, chain.from_iterable({present}))): return None"]
+    if shape == "list":
+        return [*lines, f"if not {{*map(type, {items})}} <= {{{kinds[leaf]}}}: return None",
+                f"if not owned: {copy.format('list')}"]
+    if leaf == "dict":
+        return [*lines, f"if not {{*map(type, {items})}} <= {{str}}: return None",
+                f"if not owned: {copy.format('dict')}"]
+    if leaf == "list":
+        return [*lines, f"if not owned: {copy.format('list')}"]
+    return [*lines,  # list_of_dicts
+            f"inner = list({items})",
+            "if not {*map(type, inner)} <= {dict}: return None",
+            "if not {*map(type, chain.from_iterable(inner))} <= {str}: return None",
+            f"if not owned: {copy.format('dicts_copy')}"]
+
+
+def _as_float(x: Any) -> Any:
+    """An integer in the safe range as a float (others as they are; None stays None)."""
+    if x.__class__ is int:
+        if not -MAX_SAFE <= x <= MAX_SAFE:
+            raise _Slow
+        return float(x)
+    return x
+
+
+def _list_as_float(items: list[Any]) -> list[Any]:
+    return list(map(_as_float, items))
+
+
+def _dicts_copy(items: list[Any]) -> list[Any]:
+    return list(map(dict, items))
+
+
+def page_loader(cls: type) -> Any:
+    """A function ``(json_objects, owned) -> instances | None`` for the classes
+    :func:`flat_dumper` covers (None for any other class): the instances of a sequence of
+    JSON objects, or None when it does not vouch for every one of them.
+
+    When it returns instances, :func:`structure` would have returned equal ones with
+    members of the same types. With ``owned`` true the caller hands the objects over
+    (the replay read parsed them for this call): the instances may keep their lists and
+    objects, which are otherwise copied as cattrs copies them.
+    """
+    import attrs
+
+    try:
+        fields = attrs.fields(attrs.resolve_types(cls))
+    except Exception:
+        return None
+    names = [f.name for f in fields]
+    checks: list[str] = []
+    args, kwargs = [], []
+    for k, f in enumerate(fields):
+        kind = _field_kind(f.type)
+        if kind is None or not f.init or not f.name.isidentifier() or not f.name.isascii() \
+                or f.name.startswith("_") or getattr(f, "alias", f.name) != f.name:
+            return None
+        var = f"c{k}"
+        (kwargs.append(f"{f.name}=a{k}") if f.kw_only else args.append(f"a{k}"))
+        checks += _page_check(*kind, var)
+    cols = [f"c{k}" for k in range(len(names))]
+    lines = [
+        "if not ds: return []",
+        f"if {{*map(type, ds)}} != {{dict}} or {{*map(len, ds)}} != {{{len(names)}}}:",
+        "    return None",
+    ]
+    if len(names) == 1:
+        lines += ["try:", "    c0 = list(map(GET, ds))", "except KeyError:", "    return None"]
+    elif names:
+        lines += ["try:", f"    {', '.join(cols)} = zip(*map(GET, ds))",
+                  "except KeyError:", "    return None"]
+    if checks:
+        lines += ["try:", *_indent(checks), "except _Slow:", "    return None"]
+    setters: list[Any] = []
+    if names and _stores_only(cls, names):
+        setters = [getattr(cls, n).__set__ for n in names]
+        lines += ["objs = list(map(new, repeat(cls, len(ds))))",
+                  *[f"consume(map(SET[{k}], objs, c{k}), 0)" for k in range(len(names))],
+                  "return objs"]
+    else:
+        each = ", ".join(f"a{k}" for k in range(len(names))) or "_"
+        source_of = f"zip({', '.join(cols)})" if names else "ds"
+        build = (f"list(map(cls, {', '.join(cols)}))" if names and not kwargs else
+                 f"[cls({', '.join(args + kwargs)}) for {each} in {source_of}]")
+        lines += ["try:", f"    return {build}",
+                  "except Exception:",  # a validator's or converter's refusal: cattrs words it
+                  "    return None"]
+    source = "\n".join(["def many(ds, owned):", *_indent(lines), ""])
+    import itertools
+    import operator
+    from collections import deque
+
+    namespace: dict[str, Any] = {
+        "_Slow": _Slow, "cls": cls, "NONE": _NONE, "SET": setters, "new": object.__new__,
+        "repeat": itertools.repeat, "chain": itertools.chain, "consume": deque,
+        "isfinite": math.isfinite, "as_float": _as_float, "list_as_float": _list_as_float,
+        "dicts_copy": _dicts_copy, "GET": operator.itemgetter(*names) if names else None,
+    }
+    exec(source, namespace)
+    many = namespace["many"]
+    many.source = source  # for reading, and for the tests
+    return many
 
 
 def _load_leaf(kind: str, var: str) -> list[str]:
@@ -381,6 +557,10 @@ def flat_loader(cls: type, or_else: Callable[[Any], Any] | None = None) -> Any:
     equal one with members of the same types; when it returns None, :func:`structure`
     decides. With ``or_else``, the function returns ``or_else(json_object)`` instead of
     None (one call per event fewer on the replay path).
+
+    Its attribute ``many(json_objects, owned=False)`` loads a page: through
+    :func:`page_loader`'s function when that vouches for the page, else object by object
+    through this function.
     """
     import attrs
 
@@ -450,6 +630,15 @@ def flat_loader(cls: type, or_else: Callable[[Any], Any] | None = None) -> Any:
     exec(source, namespace)
     load = namespace["load"]
     load.source = source  # for reading, and for the tests
+    many = page_loader(cls)
+
+    def load_many(ds: Sequence[Any], owned: bool = False) -> list[Any]:
+        got = many(ds, owned) if many is not None else None
+        if got is not None:
+            return got  # type: ignore[no-any-return]
+        return list(map(load, ds))  # each object on its own: the general path words errors
+
+    load.many = load_many
     return load
 
 

@@ -32,6 +32,7 @@ from ..body import (
     row_body,
     split_body,
     verified_events,
+    verified_pages,
 )
 from ..canonical import CanonicalError, canonical_bytes
 from ..errors import ChainError, ConcurrencyError, InputError
@@ -68,6 +69,7 @@ __all__ = [
     "row_filter",
     "split_body",
     "verified_events",
+    "verified_pages",
     "verify_rows",
     "write_chunks",
 ]
@@ -698,6 +700,19 @@ class EventStore(abc.ABC):
         ``data`` decoded as :func:`verified_events` describes)."""
         with self._select(REPLAY_COLUMNS, start.position + 1, stop) as rows:
             yield from verified_events(rows, start, decoders, raw_decoders)
+
+    def read_verified_pages(
+        self,
+        start: Head,
+        stop: int | None = None,
+        *,
+        decoders: Mapping[str, tuple[int, Callable[[Any], Any]]] | None = None,
+        raw_decoders: Mapping[str, tuple[int, Callable[[bytes], Any]]] | None = None,
+    ) -> Iterator[list[RecordedEvent]]:
+        """:meth:`read_verified` a page of events at a time (see
+        :func:`~cladelog.core.body.verified_pages`)."""
+        with self._select(REPLAY_COLUMNS, start.position + 1, stop) as rows:
+            yield from verified_pages(rows, start, decoders, raw_decoders)
 
     @abc.abstractmethod
     def head(self) -> Head:
