@@ -395,3 +395,24 @@ def test_a_gap_is_named() -> None:
     assert "missing: the next stored position is 6" in got[1][1]
     with pytest.raises(ChainError, match="position 5"):
         list(verified_events(iter(rows[:4] + rows[5:]), GENESIS))
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 128])
+def test_stream_rows_chained_a_chunk_at_a_time_are_build_rows(chunk: int) -> None:
+    """What PostgreSQL's COPY path sends while it chains equals the batch chained at once:
+    the same events, rows and raw digests, across chunk boundaries and streams."""
+    from cladelog.core.store.base import Head, build_rows, encode_batch, stream_rows
+    from cladelog.core.testing.conformance import prepared
+
+    batch = encode_batch(prepared("a", 7) + prepared("b", 4) + prepared("a", 3, start=7))
+    head = Head(5, "ab" * 32)
+    current = {"a": 0, "b": 0, "c": 9}
+    want_digests: list[bytes] = []
+    want, want_rows = build_rows(batch, head, current, None, lambda: "2026-12-07T00:00:00Z",
+                                 want_digests)
+    digests: list[bytes] = []
+    recorded: list = []
+    rows = list(stream_rows(batch, head, current, "2026-12-07T00:00:00Z", digests, recorded,
+                            chunk=chunk))
+    assert rows == want_rows and recorded == want and digests == want_digests
+    assert current == {"a": 0, "b": 0, "c": 9}  # the caller's versions are not touched

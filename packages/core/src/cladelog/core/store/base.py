@@ -59,6 +59,7 @@ __all__ = [
     "check_checkpoints",
     "check_import",
     "check_row",
+    "check_versions",
     "digest_chunks",
     "digest_part",
     "digest_update",
@@ -68,6 +69,7 @@ __all__ = [
     "row_body",
     "row_filter",
     "split_body",
+    "stream_rows",
     "verified_events",
     "verified_pages",
     "verify_rows",
@@ -260,13 +262,37 @@ def build_rows(
     ``digests`` receives the chain hashes' raw bytes (:func:`~cladelog.core.body.chain_batch`)."""
     if not isinstance(batch, EncodedBatch):
         batch = encode_batch(batch)
+    check_versions(current_versions, expected_versions)
+    return chain_batch(batch.events, batch.parts, head.position, head.hash,
+                       dict(current_versions), (clock or utc_now)(), digests)
+
+
+def check_versions(current_versions: Mapping[str, int],
+                   expected_versions: Mapping[str, int] | None) -> None:
+    """Raise :class:`ConcurrencyError` for the first stream not at its expected version."""
     if expected_versions:
         for stream, expected in expected_versions.items():
             actual = current_versions.get(stream, 0)
             if actual != expected:
                 raise ConcurrencyError(stream, expected, actual)
-    return chain_batch(batch.events, batch.parts, head.position, head.hash,
-                       dict(current_versions), (clock or utc_now)(), digests)
+
+
+def stream_rows(batch: EncodedBatch, head: Head, current_versions: Mapping[str, int],
+                now: str, digests: list[bytes], recorded: list[RecordedEvent], *,
+                chunk: int = 128) -> Iterator[RawRow]:
+    """:func:`build_rows` (its versions checked by the caller first, with
+    :func:`check_versions`) a chunk at a time: the rows are yielded as they are chained,
+    so a backend sends the first ones while it chains the next (PostgreSQL's COPY: the
+    server inserts while the writer hashes); the events go to ``recorded``."""
+    versions = dict(current_versions)
+    position, prev = head.position, head.hash
+    events, parts = batch.events, batch.parts
+    for i in range(0, len(events), chunk):
+        done, rows = chain_batch(events[i:i + chunk], parts[i:i + chunk], position, prev,
+                                 versions, now, digests)
+        recorded.extend(done)
+        yield from rows
+        position, prev = rows[-1][0], rows[-1][8]
 
 
 def write_chunks(

@@ -59,10 +59,12 @@ from .base import (
     PreparedEvent,
     build_rows,
     check_import,
+    check_versions,
     digest_chunks,
     encode_batch,
     paged_rows,
     split_body,
+    stream_rows,
     write_chunks,
 )
 
@@ -757,12 +759,18 @@ class PostgresStore(EventStore):
                         raise InputError(f"idempotency_key: {key!r} was used for a different "
                                          "batch")
                 else:
+                    check_versions(current, expected)
+                    head = Head(int(head_row[0]), head_row[1])
                     digests: list[bytes] = []
-                    recorded, rows = build_rows(batch, Head(int(head_row[0]), head_row[1]),
-                                                current, expected, lambda: now, digests)
-                    grown = self._write_rows(conn, rows, _kept_peaks(head_row), digests)
-                    self._finish_batch(conn, Head(rows[-1][0], rows[-1][8]), grown, key,
-                                       batch.digest, rows[0][0])
+                    recorded = []
+                    # chained while the rows go out: the server inserts the first ones
+                    # while this process hashes the next
+                    rows = stream_rows(batch, head, current, now, digests, recorded)
+                    grown = self._write_rows(conn, rows, _kept_peaks(head_row), digests,
+                                             before=head)
+                    last = recorded[-1]
+                    self._finish_batch(conn, Head(last.position, last.hash), grown, key,
+                                       batch.digest, head.position + 1)
                     if self._before_commit is not None:
                         self._before_commit(conn)
             if recorded is not None:
@@ -796,17 +804,21 @@ class PostgresStore(EventStore):
     def _stream_versions(conn: Any, streams: list[str]) -> dict[str, int]:
         return {s: int(v or 0) for s, v in conn.execute(_VERSIONS, (streams,)).fetchall()}
 
-    def _write_rows(self, conn: Any, rows: list[Any], state: tree.TreeState | None,
-                    digests: list[bytes] | None) -> tree.TreeState | None:
+    def _write_rows(self, conn: Any, rows: Iterable[Any], state: tree.TreeState | None,
+                    digests: list[bytes] | None, *, before: Head | None = None
+                    ) -> tree.TreeState | None:
         """COPY ``rows`` into events and grow the tree over them (in the caller's
-        transaction); ``digests``: their chain hashes' raw bytes, when known. Returns the
+        transaction); ``digests``: their chain hashes' raw bytes, when known (then
+        ``rows`` may be an iterator, and ``before`` is the head they follow). Returns the
         tree's state after them."""
         with conn.cursor() as cur, cur.copy(f"COPY events ({_COLUMNS}) FROM STDIN") as copy:
             for r in rows:
                 copy.write_row(r)
         if not self._keep_tree:
             return state
-        before = Head(rows[0][0] - 1, rows[0][9])
+        if before is None:
+            assert isinstance(rows, list)
+            before = Head(rows[0][0] - 1, rows[0][9])
         nodes, grown = tree.extension(
             before, digests if digests is not None else (r[8] for r in rows), state,
             lambda ranges: self._read_ranges(conn, ranges), raw=digests is not None)
