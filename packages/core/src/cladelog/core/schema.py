@@ -442,6 +442,26 @@ def _dicts_copy(items: list[Any]) -> list[Any]:
     return list(map(dict, items))
 
 
+def _generated_fields(cls: type) -> list[tuple[Any, tuple[str, str, bool]]] | None:
+    """The fields of an attrs class with their :func:`_field_kind`, when a generated
+    loader (:func:`flat_loader`, :func:`page_loader`) can build every one by name; None
+    when one cannot be (the class is then loaded by :func:`structure`)."""
+    import attrs
+
+    try:
+        fields = attrs.fields(attrs.resolve_types(cls))
+    except Exception:
+        return None
+    out = []
+    for f in fields:
+        kind = _field_kind(f.type)
+        if kind is None or not f.init or not f.name.isidentifier() or not f.name.isascii() \
+                or f.name.startswith("_") or getattr(f, "alias", f.name) != f.name:
+            return None
+        out.append((f, kind))
+    return out
+
+
 def page_loader(cls: type) -> Any:
     """A function ``(json_objects, owned) -> instances | None`` for the classes
     :func:`flat_dumper` covers (None for any other class): the instances of a sequence of
@@ -452,20 +472,13 @@ def page_loader(cls: type) -> Any:
     (the replay read parsed them for this call): the instances may keep their lists and
     objects, which are otherwise copied as cattrs copies them.
     """
-    import attrs
-
-    try:
-        fields = attrs.fields(attrs.resolve_types(cls))
-    except Exception:
+    got = _generated_fields(cls)
+    if got is None:
         return None
-    names = [f.name for f in fields]
+    names = [f.name for f, _ in got]
     checks: list[str] = []
     args, kwargs = [], []
-    for k, f in enumerate(fields):
-        kind = _field_kind(f.type)
-        if kind is None or not f.init or not f.name.isidentifier() or not f.name.isascii() \
-                or f.name.startswith("_") or getattr(f, "alias", f.name) != f.name:
-            return None
+    for k, (f, kind) in enumerate(got):
         var = f"c{k}"
         (kwargs.append(f"{f.name}=a{k}") if f.kw_only else args.append(f"a{k}"))
         checks += _page_check(*kind, var)
@@ -562,21 +575,14 @@ def flat_loader(cls: type, or_else: Callable[[Any], Any] | None = None) -> Any:
     :func:`page_loader`'s function when that vouches for the page, else object by object
     through this function.
     """
-    import attrs
-
-    try:
-        fields = attrs.fields(attrs.resolve_types(cls))
-    except Exception:
+    got = _generated_fields(cls)
+    if got is None:
         return None
-    names = [f.name for f in fields]
+    names = [f.name for f, _ in got]
     simple: list[str] = []  # exact-class checks of plain scalars, joined into one test
     checks: list[str] = []
     args, kwargs = [], []
-    for k, f in enumerate(fields):
-        kind = _field_kind(f.type)
-        if kind is None or not f.init or not f.name.isidentifier() or not f.name.isascii() \
-                or f.name.startswith("_") or getattr(f, "alias", f.name) != f.name:
-            return None
+    for k, (f, kind) in enumerate(got):
         shape, leaf, optional = kind
         var = f"v{k}"
         (kwargs.append(f"{f.name}={var}") if f.kw_only else args.append(var))
