@@ -27,25 +27,14 @@ also counts other people's work.
 from __future__ import annotations
 
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from bench_core import Timer, ed25519_verify
 
 VALIDATORS = 100
 BATCH = 1000
 PER_EPOCH = 10
-
-
-class Timer:
-    """Wall-clock and process CPU seconds of a ``with`` block."""
-
-    def __enter__(self) -> Timer:
-        self.wall, self.cpu = time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.wall = time.perf_counter() - self.wall
-        self.cpu = time.process_time() - self.cpu
 
 
 def line(label: str, n: int, timer: Timer, base: float | None = None) -> float:
@@ -60,16 +49,7 @@ def line(label: str, n: int, timer: Timer, base: float | None = None) -> float:
 
 
 def bare_ed25519(n: int) -> float:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    key = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
-    pub = key.public_key()
-    msgs = [f"message {i}".encode() * 8 for i in range(n)]
-    sigs = [key.sign(m) for m in msgs]
-    with Timer() as t:
-        for m, s in zip(msgs, sigs, strict=True):
-            pub.verify(s, m)
-    return line("baseline: cryptography Ed25519 verify", n, t)
+    return line("baseline: cryptography Ed25519 verify", n, ed25519_verify(n))
 
 
 def run(args: Any) -> int:

@@ -48,6 +48,33 @@ def rate(n: int, seconds: float) -> float:
     return n / seconds if seconds > 0 else float("inf")
 
 
+class Timer:
+    """Wall-clock and process CPU seconds of a ``with`` block."""
+
+    def __enter__(self) -> Timer:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.wall
+        self.cpu = time.process_time() - self.cpu
+
+
+def ed25519_verify(n: int) -> Timer:
+    """The baseline of the signing benchmarks (receipts, consensus): ``n`` bare
+    ``cryptography`` Ed25519 verifies of 88-byte messages, timed."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+    pub = key.public_key()
+    msgs = [f"message {i}".encode() * 8 for i in range(n)]
+    sigs = [key.sign(m) for m in msgs]
+    with Timer() as t:
+        for m, sig in zip(msgs, sigs, strict=True):
+            pub.verify(sig, m)
+    return t
+
+
 # -- cladelog ------------------------------------------------------------------------------
 class BenchPlugin:
     """One event type (``bench.reading``, payload :class:`Reading`) and two counting

@@ -17,28 +17,13 @@ the appended events into the cached state) in CPU time.
 from __future__ import annotations
 
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+from bench_core import Timer, ed25519_verify, rate
+
 RECEIPTS = 10_000
 BATCH = 500
-
-
-def rate(n: int, seconds: float) -> float:
-    return n / seconds if seconds > 0 else float("inf")
-
-
-class Timer:
-    """Wall-clock and process CPU seconds of a ``with`` block."""
-
-    def __enter__(self) -> Timer:
-        self.wall, self.cpu = time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.wall = time.perf_counter() - self.wall
-        self.cpu = time.process_time() - self.cpu
 
 
 _BASE_CPU: list[float] = []  # the baseline's rate per CPU second, set by bare_ed25519
@@ -58,15 +43,7 @@ def line(label: str, n: int, timer: Timer, base: float | None = None) -> float:
 
 
 def bare_ed25519(n: int) -> float:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    key = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
-    pub = key.public_key()
-    msgs = [f"message {i}".encode() * 8 for i in range(n)]
-    sigs = [key.sign(m) for m in msgs]
-    with Timer() as t:
-        for m, s in zip(msgs, sigs, strict=True):
-            pub.verify(s, m)
+    t = ed25519_verify(n)
     _BASE_CPU[:] = [rate(n, t.cpu)]
     return line("baseline: cryptography Ed25519 verify", n, t)
 
