@@ -11,13 +11,13 @@ written in the append's own transaction: one row per 64 events (1/64 + 1/4096 + 
 A node at a level in between is computed from at most ``2**(STRIDE-1) = 32`` stored
 nodes (or leaves) under it, read in the same query. A root, an inclusion proof or a
 consistency proof at any size therefore reads O(log n) rows (at most 32 per proof hash,
-about 10 on average) and never rebuilds anything; an append writes few rows.
+about 12 on average) and never rebuilds anything; an append writes few rows.
 
 The stride trades what an append writes against what a proof reads. At 4 (schema 4 to
 6 of PostgreSQL, 4 of SQLite) the row inserts were about a sixth of what the tree costs
 an append at batch 1,000; at 6 an append writes a quarter as many rows, and an
-inclusion proof in a million-event log reads about 190 rows instead of 75, still well
-under a millisecond (benchmarks/README.md, the core section).
+inclusion proof in a million-event log reads about 240 rows instead of 84, in 0.62–0.64
+ms (benchmarks/README.md, the core section).
 
 This module holds what both SQL stores share: which rows an append creates (from the
 peaks of the tree before it, cached between appends and re-read when another writer
