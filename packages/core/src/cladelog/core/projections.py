@@ -423,10 +423,11 @@ def _fold_from(
             # every event past that projection's start (and, for one taking payloads,
             # decoded by the read): that projection folds the page in one loop
             single = singles.get(page[0][3])
-            if single is not None and page[0][0] > single[1] \
+            one_plan = plans.get(page[0][3])  # [version, plan, typed, load, decoded]
+            if single is not None and one_plan is not None and page[0][0] > single[1] \
                     and len({*map(_TYPE, page)}) == 1 \
-                    and {*map(_SCHEMA, page)} == {plans[page[0][3]][0]} \
-                    and (plans[page[0][3]][4] or not plans[page[0][3]][2]):
+                    and {*map(_SCHEMA, page)} == {one_plan[0]} \
+                    and (one_plan[4] or not one_plan[2]):
                 k = -1
                 if progress is not None:  # each multiple of 5,000 the page holds
                     for at in range(-(-page[0][0] // 5000) * 5000, page[-1][0] + 1, 5000):
@@ -437,49 +438,45 @@ def _fold_from(
                     state = apply(state, last)
                 state_list[k] = state
                 counts[k] += len(page)
-                del page  # its events go now (reference counting)
-                tick += 1
-                if tick == 64 and young is not None:  # 64 pages: a few thousand events
-                    young(0)
-                    tick = 0
-                continue
-            for event in page:
-                last = event
-                etype = event[3]  # indexing a named tuple is cheaper than its attribute
-                if etype != last_type:  # runs of one type are common: look up on a change
-                    last_type = etype
-                    entry = plans.get(etype)
-                    if entry is not None:
-                        if entry[2] and entry[3] is None:
-                            entry[3] = registry.loader(etype)
-                        version, plan, typed, load, decoded = entry
-                if progress is not None and event[0] % 5000 == 0:
-                    progress(event[0] - first, total)
-                if entry is None:
-                    skipped[etype] += 1
-                    continue
-                fresh = decoded  # whether the read already made data a payload instance
-                k = -1
-                if event[4] != version:
-                    event = _upcast(registry, event)
-                    fresh = False
-                pos = event[0]
-                if plan:
-                    for k, start, apply in plan:
-                        if pos > start:
-                            state_list[k] = apply(state_list[k], event)
-                            counts[k] += 1
-                if typed:
-                    with_payload = event if fresh else None
-                    for k, start, apply in typed:
-                        if pos > start:
-                            if with_payload is None:
-                                with_payload = _with_payload(event, load)
-                            state_list[k] = apply(state_list[k], with_payload)
-                            counts[k] += 1
-            del page, event
+            else:
+                for event in page:
+                    last = event
+                    etype = event[3]  # indexing a named tuple is cheaper than its attribute
+                    if etype != last_type:  # runs of one type are common: look up on a change
+                        last_type = etype
+                        entry = plans.get(etype)
+                        if entry is not None:
+                            if entry[2] and entry[3] is None:
+                                entry[3] = registry.loader(etype)
+                            version, plan, typed, load, decoded = entry
+                    if progress is not None and event[0] % 5000 == 0:
+                        progress(event[0] - first, total)
+                    if entry is None:
+                        skipped[etype] += 1
+                        continue
+                    fresh = decoded  # whether the read already made data a payload instance
+                    k = -1
+                    if event[4] != version:
+                        event = _upcast(registry, event)
+                        fresh = False
+                    pos = event[0]
+                    if plan:
+                        for k, start, apply in plan:
+                            if pos > start:
+                                state_list[k] = apply(state_list[k], event)
+                                counts[k] += 1
+                    if typed:
+                        with_payload = event if fresh else None
+                        for k, start, apply in typed:
+                            if pos > start:
+                                if with_payload is None:
+                                    with_payload = _with_payload(event, load)
+                                state_list[k] = apply(state_list[k], with_payload)
+                                counts[k] += 1
+                del event
+            del page  # its events go now (reference counting)
             tick += 1
-            if tick == 64 and young is not None:
+            if tick == 64 and young is not None:  # 64 pages: a few thousand events
                 young(0)
                 tick = 0
     except CladelogError:
