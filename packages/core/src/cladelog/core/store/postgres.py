@@ -266,11 +266,14 @@ _VERSIONS = ("SELECT s, (SELECT MAX(stream_version) FROM events WHERE stream = s
 COPY_FROM = 256
 
 #: the one statement of an append (see postgres_append.sql); binary parameters
-_APPEND = (
-    "SELECT status, head_position, head_hash, first_position, last_position, hashes, "
-    "versions, conflict_stream, conflict_actual, held_us FROM cladelog_append("
-    + ", ".join(["%b"] * 15) + ")"
-)
+def _append_call(arguments: Sequence[str]) -> str:
+    """The statement calling ``cladelog_append`` with these 15 argument expressions."""
+    return ("SELECT status, head_position, head_hash, first_position, last_position, hashes, "
+            "versions, conflict_stream, conflict_actual, held_us FROM cladelog_append("
+            + ", ".join(arguments) + ")")
+
+
+_APPEND = _append_call(["%b"] * 15)
 
 #: batches of up to this many events (naming up to this many expected versions) send each
 #: array element as a parameter of its own, and the statement builds the arrays
@@ -292,8 +295,7 @@ def _append_sql(events: int, expected: int) -> str:
         "ARRAY[" + ", ".join([f"%b::{t}"] * count) + "]" if count else f"'{{}}'::{t}[]"
         for t, count in zip(_ARRAY_TYPES, [events] * 7 + [expected] * 2, strict=True)
     ]
-    return _APPEND.replace(", ".join(["%b"] * 15),
-                           ", ".join(["%b"] * 4 + arrays + ["%b"] * 2))
+    return _append_call(["%b"] * 4 + arrays + ["%b"] * 2)
 
 
 def _scalar_params(args: list[Any]) -> list[Any]:
