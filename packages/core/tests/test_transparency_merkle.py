@@ -333,8 +333,8 @@ def test_large_tree_proofs_verify() -> None:
         verify_consistency(m, n, t.consistency_proof(m), t.root(m), root)
 
 
-@given(st.lists(st.binary(max_size=40), max_size=70), st.integers(0, 70),
-       st.sampled_from([1, 2, 4]))
+@given(st.lists(st.binary(max_size=40), max_size=140), st.integers(0, 140),
+       st.sampled_from([1, 2, 4, 6]))
 def test_extend_tree_hashes_leaf_data_as_rfc9162_leaves(data, split, every) -> None:
     """``leaf_data=True`` is the same as extending by the RFC 9162 leaf hashes (computed
     here with hashlib), in any split of the appends, with or without the leaves."""

