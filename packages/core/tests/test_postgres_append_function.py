@@ -198,8 +198,8 @@ def test_the_call_with_scalar_parameters_is_the_call_with_arrays(pg_harness: Any
                     for k in range(expected)}
         args = postgres._call_args(batch, versions, f"key-{right}", "2026-01-02T03:04:05Z")
         assert len(args) == 13
-        calls = [(postgres._APPEND, args),
-                 (postgres._append_sql(events, expected), postgres._scalar_params(args))]
+        calls = [(postgres._APPEND_IN_TRANSACTION, args),
+                 (postgres._append_sql(events, expected, True), postgres._scalar_params(args))]
         got = []
         with store._pool.connection() as conn:
             for sql, params in calls:
@@ -229,7 +229,7 @@ def test_appends_of_every_size_take_the_path_their_size_picks(pg_harness: Any,
         real = type(conn).execute
 
     def spy(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
-        if isinstance(query, str) and "cladelog_append(" in query:
+        if isinstance(query, str) and "cladelog_append_durably(" in query:
             sent.append("arrays" if query == postgres._APPEND else "scalar")
             assert query in (postgres._APPEND, postgres._append_sql(1, 0), postgres._append_sql(
                 limit, 0), postgres._append_sql(1, 1))

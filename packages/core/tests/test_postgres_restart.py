@@ -37,7 +37,8 @@ def _free_port() -> int:
 class PrivateCluster:
     """A throw-away PostgreSQL cluster on its own port and socket directory."""
 
-    def __init__(self) -> None:
+    def __init__(self, *settings: str) -> None:
+        self.settings = " ".join(f"-c {setting}" for setting in settings)
         bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
         if not bins:
             raise RuntimeError("no PostgreSQL server binaries in /usr/lib/postgresql/*/bin")
@@ -65,13 +66,19 @@ class PrivateCluster:
     def start(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.dir / "server.log"), "-w",
                   "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
-                        "-c fsync=off", "start")
+                        f"-c fsync=off {self.settings}", "start")
 
     def stop(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def url(self, schema: str) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/postgres?schema={schema}"
+
+    def crash(self) -> None:
+        """Stop the server as a crash would: no checkpoint, and the WAL not yet written
+        out of its buffers is lost (the files the server wrote stay: fsync is off, but
+        the kernel keeps what the server wrote)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
 
     def drop(self) -> None:
         with contextlib.suppress(RuntimeError):  # unless already stopped
@@ -212,3 +219,69 @@ def test_follow_gives_up_after_the_reconnect_timeout(running: PrivateCluster,
     assert waits[:3] == [0.5, 1.0, 2.0]  # doubling, cut to what is left of the 4 s
     assert sum(waits) <= 4 + 1e-6
     assert took >= 3  # not long before the timeout (the outage began during the stop)
+
+
+# -- durability: schema 8 releases the head lock before the WAL flush ---------------------
+
+@pytest.fixture(scope="module")
+def lazy_wal() -> Iterator[PrivateCluster]:
+    """A private cluster whose WAL writer flushes asynchronous commits only every 3 s:
+    whatever an append or a read does not flush itself is still in the server's buffers
+    when the test crashes it."""
+    c = PrivateCluster("wal_writer_delay=3s", "wal_writer_flush_after=1GB")
+    try:
+        yield c
+    finally:
+        c.drop()
+
+
+def test_every_acknowledged_append_survives_a_crash(lazy_wal: PrivateCluster) -> None:
+    """An append commits without waiting for the flush (the head lock is free at once)
+    and is acknowledged only once flushed: a crash right after the last acknowledgement
+    keeps every acknowledged event, chained and with its tree."""
+    from cladelog.core.store.postgres import PostgresStore
+    from cladelog.core.testing.conformance import prepared
+
+    url = lazy_wal.url("acked_durable")
+    with PostgresStore(url, create=True) as store:
+        for i in range(150):
+            last = store.append(prepared("a", 1, start=i))[-1]
+        # no read before the crash: a read would flush the WAL itself
+    lazy_wal.crash()
+    lazy_wal.start()
+    with PostgresStore(url) as store:
+        head = store.head()
+        assert (head.position, head.hash) == (last.position, last.hash) == (150, head.hash)
+        assert store.verify().ok
+        more = store.append(prepared("a", 1, start=150), expected_versions={"a": 150})
+        assert more[0].position == 151 and more[0].prev_hash == head.hash
+
+
+def test_a_read_shows_only_what_a_crash_keeps(lazy_wal: PrivateCluster) -> None:
+    """A writer that dies between its commit and its flush leaves events that a crash can
+    still erase; a read does not hand them out before they are flushed, so whatever it
+    returned is still there after a crash."""
+    from cladelog.core.store.postgres import PostgresStore
+    from cladelog.core.testing.conformance import prepared
+
+    with contextlib.suppress(RuntimeError):  # unless it was running
+        lazy_wal.start()
+    url = lazy_wal.url("read_durable")
+    with PostgresStore(url, create=True) as store, PostgresStore(url) as dying:
+        store.append(prepared("a", 3))
+        # the dying writer's append: the function in its own transaction, committed
+        # without waiting for the flush and never flushed by its writer
+        dying._before_commit = lambda conn: conn.execute(
+            "SET LOCAL synchronous_commit = off")
+        for i in range(3, 40):
+            dying.append(prepared("a", 1, start=i))
+        head = store.head()
+        events = list(store.read())
+        proof = store.inclusion_proof(head.position)
+    lazy_wal.crash()
+    lazy_wal.start()
+    with PostgresStore(url) as store:
+        assert head.position == 40 and store.head() == head
+        assert [e.hash for e in store.read()] == [e.hash for e in events]
+        assert store.inclusion_proof(head.position) == proof
+

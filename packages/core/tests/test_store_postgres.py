@@ -645,11 +645,11 @@ def test_a_version_6_log_gets_its_tree_every_6th_level_by_init_only(pg_harness: 
     first = fill_for_tree_upgrade(store)
     store.close()
     _stride_4_tree(pg_harness, store)
-    pg_harness.raw_execute(store, "DELETE FROM cladelog_schema WHERE version = 7; INSERT INTO "
+    pg_harness.raw_execute(store, "DELETE FROM cladelog_schema WHERE version >= 7; INSERT INTO "
                                   "cladelog_schema VALUES (6, '2026-12-02T00:00:00.000000Z')")
     url = pg_harness.url(store.schema)
     with pytest.raises(StoreError, match="schema version 6; run 'cladelog init' to upgrade "
-                                         "it to 7"):
+                                         "it to 8"):
         PostgresStore(url)
     with PostgresStore(url, create=True) as s:
         assert s.upgraded_from == 6 and s.schema_version() == SCHEMA_VERSION
@@ -678,10 +678,10 @@ def test_a_version_4_log_is_upgraded_to_7_by_init_only(pg_harness: Any) -> None:
     _stride_4_tree(pg_harness, store)
     url = pg_harness.url(store.schema)
     with pytest.raises(StoreError, match="schema version 4; run 'cladelog init' to upgrade "
-                                         "it to 7"):
+                                         "it to 8"):
         PostgresStore(url)
     with PostgresStore(url, create=True) as s:
-        assert s.upgraded_from == 4 and s.schema_version() == SCHEMA_VERSION == 7
+        assert s.upgraded_from == 4 and s.schema_version() == SCHEMA_VERSION == 8
         assert s.verify().ok
         again = s.append(prepared("b", 2), idempotency_key="batch-A", clock=clock)
         assert [e.hash for e in again] == [e.hash for e in first] and s.head().position == 23
@@ -723,7 +723,7 @@ def test_a_version_5_log_is_upgraded_to_7_by_init_only(pg_harness: Any) -> None:
     pg_harness.raw_execute(store, "DELETE FROM cladelog_schema" + version)
     url = pg_harness.url(store.schema)
     with pytest.raises(StoreError, match="schema version 5; run 'cladelog init' to upgrade "
-                                         "it to 7"):
+                                         "it to 8"):
         PostgresStore(url)
     with PostgresStore(url, create=True) as s:
         assert s.upgraded_from == 5 and s.schema_version() == SCHEMA_VERSION
@@ -776,7 +776,7 @@ BEGIN
     END IF;
     RETURN NEW;
 END $$ LANGUAGE plpgsql;
-DELETE FROM cladelog_schema WHERE version = 7;
+DELETE FROM cladelog_schema WHERE version >= 7;
 INSERT INTO cladelog_schema VALUES (6, '2026-12-05T00:00:00.000000Z');
 """
 
@@ -804,10 +804,10 @@ def test_a_version_6_log_is_upgraded_to_7_by_init_only(pg_harness: Any) -> None:
     assert all(old[k] != new[k] for k in old)
     url = pg_harness.url(store.schema)
     with pytest.raises(StoreError, match="schema version 6; run 'cladelog init' to upgrade "
-                                         "it to 7"):
+                                         "it to 8"):
         PostgresStore(url)
     with PostgresStore(url, create=True) as s:
-        assert s.upgraded_from == 6 and s.schema_version() == SCHEMA_VERSION == 7
+        assert s.upgraded_from == 6 and s.schema_version() == SCHEMA_VERSION == 8
         assert _trigger_sources(pg_harness, s) == new
         again = s.append(prepared("a", 20), idempotency_key="batch-A")
         assert [e.hash for e in again] == [e.hash for e in first]
@@ -930,11 +930,10 @@ class CommitCutter:
                 size = self._read(client, 4)
                 body = self._read(client, int.from_bytes(size, "big") - 4)
                 with self._lock:
-                    # a COMMIT, or the append function called in autocommit mode (the
-                    # statement is its own transaction: it commits before the server's
-                    # ReadyForQuery)
+                    # a COMMIT, or the append procedure called in autocommit mode (it
+                    # commits, and waits for the flush, before the server's ReadyForQuery)
                     if self.armed and kind in (b"Q", b"P") and (
-                            body.startswith(b"COMMIT") or b"cladelog_append(" in body):
+                            body.startswith(b"COMMIT") or b"cladelog_append_durably(" in body):
                         self.armed = False
                         state["cut_at_ready"] = True
                 server.sendall(kind + size + body)
@@ -998,7 +997,7 @@ def test_a_commit_whose_acknowledgement_is_lost_is_appended_once(pg_harness: Any
     # ... and it committed: a COMMIT, or a statement answered with the session idle again
     # (outside a transaction: its own has committed)
     assert any(m.startswith(b"CCOMMIT\0") for m in proxy.swallowed) or (
-        any(m.startswith(b"CSELECT 1\0") for m in proxy.swallowed)
+        any(m.startswith((b"CSELECT 1\0", b"CCALL\0")) for m in proxy.swallowed)
         and proxy.swallowed[-1] == b"ZI")
     assert [e.position for e in recorded] == [3, 4, 5]
     assert direct.head().position == 5
@@ -1061,3 +1060,59 @@ def test_psycopg_log_lines_reach_stderr_structured(pg_harness: Any, tmp_path: Pa
     assert from_psycopg, done.stderr  # the driver did log, and it came out structured
     assert all(entry["level"] in ("warning", "error") for entry in from_psycopg)
     assert any("discarding closed connection" in entry["event"] for entry in from_psycopg)
+
+
+def test_every_read_waits_for_the_flush_of_what_it_shows(pg_harness: Any) -> None:
+    """Schema 8: appends release the head lock before their WAL flush, so each way of
+    reading the log calls the barrier cladelog_durable() after its snapshot (a crash
+    cannot take back what a read returned: test_postgres_restart). Here the barrier
+    refuses, and every read must fail with it."""
+    store = pg_harness.new()
+    store.append(prepared("a", 70))
+    pg_harness.raw_execute(store, """
+        CREATE OR REPLACE FUNCTION cladelog_durable() RETURNS BOOLEAN AS $$
+        BEGIN RAISE EXCEPTION 'the barrier was called'; END $$ LANGUAGE plpgsql""")
+    reads = {
+        "head": store.head,
+        "read": lambda: list(store.read()),
+        "read from a stream": lambda: list(store.read(stream="a")),
+        "hash_at": lambda: store.hash_at(3),
+        "hash_at beyond the head": lambda: store.hash_at(99),
+        "stream_version": lambda: store.stream_version("a"),
+        "batch_records": store.batch_records,
+        "tree_ranges": lambda: store.tree_ranges([(0, 0, 4)]),
+        "inclusion_proof": lambda: store.inclusion_proof(5, 70),
+        "tree_root": lambda: store.tree_root(64),
+    }
+    for name, read in reads.items():
+        with pytest.raises(StoreError, match="the barrier was called"):
+            read()
+            pytest.fail(f"{name} did not call the barrier")
+    # appends do not need it (they read under the head lock, and chaining on an event not
+    # yet flushed is safe: a crash keeps a prefix of the WAL)
+    assert store.append(prepared("a", 1, start=70))[0].position == 71
+
+
+def test_a_version_7_log_is_upgraded_to_8_by_init_only(pg_harness: Any) -> None:
+    """Version 8 adds the append procedure that releases the head lock before the flush
+    and the readers' barrier; a version-7 store lacks both and is refused until init adds
+    them, after which the same log appends and reads on."""
+    store = pg_harness.new()
+    first = store.append(prepared("a", 5), idempotency_key="batch-A")
+    store.close()
+    pg_harness.raw_execute(store, """
+        DROP PROCEDURE cladelog_append_durably; DROP FUNCTION cladelog_durable();
+        DELETE FROM cladelog_schema WHERE version >= 8;
+        INSERT INTO cladelog_schema VALUES (7, '2026-12-06T00:00:00.000000Z')
+            ON CONFLICT DO NOTHING""")
+    url = pg_harness.url(store.schema)
+    with pytest.raises(StoreError, match="schema version 7; run 'cladelog init' to upgrade "
+                                         "it to 8"):
+        PostgresStore(url)
+    with PostgresStore(url, create=True) as s:
+        assert s.upgraded_from == 7 and s.schema_version() == SCHEMA_VERSION == 8
+        again = s.append(prepared("a", 5), idempotency_key="batch-A")
+        assert [e.hash for e in again] == [e.hash for e in first]
+        more = s.append(prepared("a", 1, start=5), expected_versions={"a": 5})
+        assert more[0].position == 6 and more[0].prev_hash == first[-1].hash
+        assert s.head().position == 6 and s.verify().ok

@@ -78,8 +78,10 @@ __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
 # tree is stored every 6th level instead of every 4th (tree.STRIDE; the upgrade rebuilds
 # tree_nodes), and the guards do the same checks in fewer statements (the extends-log
 # trigger one query, the head's trigger one index probe): ~20 us of the backend's CPU
-# per batch-1 append
-SCHEMA_VERSION = 7
+# per batch-1 append; 8: an append commits without holding the head lock through the WAL
+# flush, and returns once flushed (the procedure cladelog_append_durably), and every read
+# waits until what its snapshot shows is flushed (cladelog_durable)
+SCHEMA_VERSION = 8
 CHANNEL = "cladelog_events"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _COLUMNS = ROW_COLUMNS
@@ -266,14 +268,26 @@ _VERSIONS = ("SELECT s, (SELECT MAX(stream_version) FROM events WHERE stream = s
 COPY_FROM = 256
 
 #: the one statement of an append (see postgres_append.sql); binary parameters
-def _append_call(arguments: Sequence[str]) -> str:
-    """The statement calling ``cladelog_append`` with these 15 argument expressions."""
-    return ("SELECT status, head_position, head_hash, first_position, last_position, hashes, "
-            "versions, conflict_stream, conflict_actual, held_us FROM cladelog_append("
-            + ", ".join(arguments) + ")")
+def _append_call(arguments: Sequence[str], *, in_transaction: bool = False) -> str:
+    """The statement appending with these 15 argument expressions: the procedure
+    ``cladelog_append_durably`` (schema 8: its own two transactions, the head lock released
+    before the flush), or with ``in_transaction`` a call of the function
+    ``cladelog_append`` that commits with the caller's transaction (the test hooks)."""
+    if in_transaction:
+        return ("SELECT status, head_position, head_hash, first_position, last_position, "
+                "hashes, versions, conflict_stream, conflict_actual, held_us FROM "
+                "cladelog_append(" + ", ".join(arguments) + ")")
+    # the ten INOUT parameters: the procedure's results, as one row
+    return "CALL cladelog_append_durably(" + ", ".join([*arguments, *["NULL"] * 10]) + ")"
 
 
 _APPEND = _append_call(["%b"] * 15)
+#: a read's barrier (postgres_append.sql), in the read's own autocommit statement or in
+#: one after it: that statement completes once every commit the read saw is flushed.
+#: Nothing leaves the store before it is durable (schema 8: appends release the head lock
+#: before their flush)
+_DURABLE = "SELECT cladelog_durable()"
+_APPEND_IN_TRANSACTION = _append_call(["%b"] * 15, in_transaction=True)
 
 #: batches of up to this many events (naming up to this many expected versions) send each
 #: array element as a parameter of its own, and the statement builds the arrays
@@ -287,7 +301,7 @@ _ARRAY_TYPES = ("text", "bytea", "text", "bytea", "integer", "bytea", "bytea", "
 
 
 @functools.lru_cache(maxsize=64)
-def _append_sql(events: int, expected: int) -> str:
+def _append_sql(events: int, expected: int, in_transaction: bool = False) -> str:
     """The call of ``cladelog_append`` for a batch of ``events`` events naming ``expected``
     expected versions, with the arrays' elements as parameters of their own (the order of
     :func:`_scalar_params`)."""
@@ -295,7 +309,7 @@ def _append_sql(events: int, expected: int) -> str:
         "ARRAY[" + ", ".join([f"%b::{t}"] * count) + "]" if count else f"'{{}}'::{t}[]"
         for t, count in zip(_ARRAY_TYPES, [events] * 7 + [expected] * 2, strict=True)
     ]
-    return _append_call(["%b"] * 4 + arrays + ["%b"] * 2)
+    return _append_call(["%b"] * 4 + arrays + ["%b"] * 2, in_transaction=in_transaction)
 
 
 def _scalar_params(args: list[Any]) -> list[Any]:
@@ -615,15 +629,17 @@ class PostgresStore(EventStore):
     def _append_once(self, batch: EncodedBatch, args: list[Any], key: str,
                      now: str) -> list[RecordedEvent]:
         psycopg = self._psycopg
+        hooked = self._before_commit is not None
         if len(args[4]) <= SCALAR_UPTO and len(args[11]) <= SCALAR_UPTO:
-            sql, params = _append_sql(len(args[4]), len(args[11])), _scalar_params(args)
+            sql = _append_sql(len(args[4]), len(args[11]), hooked)
+            params = _scalar_params(args)
         else:
-            sql, params = _APPEND, args
+            sql, params = (_APPEND_IN_TRANSACTION if hooked else _APPEND), args
         with self._pool.connection() as conn:
             peaks: list[Any] = [None, None]
             while True:
                 try:
-                    if self._before_commit is None:  # autocommit: the call is a transaction
+                    if self._before_commit is None:  # autocommit: the call commits itself
                         row = conn.execute(sql, [*params, *peaks]).fetchone()
                     else:
                         with conn.transaction():
@@ -914,18 +930,25 @@ class PostgresStore(EventStore):
             conn.cursor(name="cladelog_read", binary=True) as cur,
         ):
             cur.execute(sql, args)
+            # after the cursor's snapshot, outside its transaction (the barrier's commit is
+            # what waits for the flush): every row the cursor shows is durable
+            with self._pool.connection() as barrier:
+                barrier.execute(_DURABLE)
             # pages by bytes: iterating the cursor costs a Python frame per row
             yield paged_rows(cur.fetchmany)
 
     def head(self) -> Head:
         with self._call("reading the head"), self._pool.connection() as conn:
-            row = conn.execute("SELECT position, hash FROM cladelog_head WHERE id = 1").fetchone()
+            row = conn.execute("SELECT position, hash, cladelog_durable() FROM cladelog_head "
+                               "WHERE id = 1").fetchone()
         assert row is not None
         return Head(int(row[0]), row[1])
 
     def tree_ranges(self, ranges: Sequence[tuple[int, int, int]]) -> list[list[bytes]]:
         with self._call("reading the Merkle tree"), self._pool.connection() as conn:
-            return self._read_ranges(conn, ranges)
+            got = self._read_ranges(conn, ranges)
+            conn.execute(_DURABLE)  # a later statement: after the read's snapshot
+            return got
 
     def _read_ranges(self, conn: Any, ranges: Sequence[tuple[int, int, int]]
                      ) -> list[list[bytes]]:
@@ -954,21 +977,22 @@ class PostgresStore(EventStore):
     def hash_at(self, position: int) -> str | None:
         with self._call(f"reading the hash at position {position}"), \
                 self._pool.connection() as conn:
-            row = conn.execute("SELECT hash FROM events WHERE position = %s",
-                               (position,)).fetchone()
+            row = conn.execute("SELECT (SELECT hash FROM events WHERE position = %s), "
+                               "cladelog_durable()", (position,)).fetchone()
         return row[0] if row else None
 
     def stream_version(self, stream: str) -> int:
         with self._call(f"reading the version of stream {stream!r}"), \
                 self._pool.connection() as conn:
-            row = conn.execute("SELECT MAX(stream_version) FROM events WHERE stream = %s",
-                               (stream,)).fetchone()
+            row = conn.execute("SELECT MAX(stream_version), cladelog_durable() FROM events "
+                               "WHERE stream = %s", (stream,)).fetchone()
         return int(row[0] or 0) if row else 0
 
     def batch_records(self) -> list[BatchRecord]:
         with self._call("reading the idempotency records"), self._pool.connection() as conn:
             rows = conn.execute("SELECT key, digest, first_position, last_position FROM "
                                 "batches ORDER BY first_position").fetchall()
+            conn.execute(_DURABLE)
         return [BatchRecord(k, d, int(f), int(la)) for k, d, f, la in rows]
 
     def wait_for_append(self, after: int, timeout: float) -> bool:

@@ -199,3 +199,59 @@ BEGIN
     status := 'ok';
     held_us := (extract(epoch FROM clock_timestamp() - locked) * 1000000)::BIGINT;
 END $$ LANGUAGE plpgsql;
+
+-- cladelog schema version 8: the head lock is no longer held through the commit's WAL
+-- flush, so that concurrent appends share their flushes (group commit), and nothing
+-- leaves the store before it is durable.
+--
+-- cladelog_append_durably is what a writer calls (CALL, outside any transaction block): it
+-- runs cladelog_append in a transaction that commits without waiting for the flush (its
+-- events become visible and the head lock is released at once), then, in a second
+-- transaction, writes one WAL record and commits synchronously: that commit waits for the
+-- WAL to be flushed past its own record, hence past the append's commit (the WAL is one
+-- sequence, and a crash keeps a prefix of it). The call returns only then, so an
+-- acknowledged append is durable. A crash in between loses the append, and with it every
+-- later append chained on it (their commit records come later in the WAL): the log after
+-- recovery is a prefix of the log before it. The writer, unacknowledged, retries under
+-- its idempotency key. The second transaction runs whatever the first returned (a
+-- repeated key names a batch that may itself not be flushed yet).
+CREATE OR REPLACE PROCEDURE cladelog_append_durably(
+    p_key TEXT, p_digest TEXT, p_recorded_at TEXT, p_recorded_at_json BYTEA,
+    p_streams TEXT[], p_streams_json BYTEA[], p_types TEXT[], p_types_json BYTEA[],
+    p_schema_versions INTEGER[], p_data BYTEA[], p_meta BYTEA[],
+    p_expected_streams TEXT[], p_expected_versions BIGINT[], p_peaks BYTEA, p_peaks_for TEXT,
+    INOUT status TEXT, INOUT head_position BIGINT, INOUT head_hash TEXT,
+    INOUT first_position BIGINT, INOUT last_position BIGINT, INOUT hashes TEXT[],
+    INOUT versions BIGINT[], INOUT conflict_stream TEXT, INOUT conflict_actual BIGINT,
+    INOUT held_us BIGINT
+) AS $$
+BEGIN
+    SET LOCAL synchronous_commit = off;
+    SELECT a.status, a.head_position, a.head_hash, a.first_position, a.last_position,
+           a.hashes, a.versions, a.conflict_stream, a.conflict_actual, a.held_us
+        INTO status, head_position, head_hash, first_position, last_position, hashes,
+             versions, conflict_stream, conflict_actual, held_us
+        FROM cladelog_append(p_key, p_digest, p_recorded_at, p_recorded_at_json, p_streams,
+                             p_streams_json, p_types, p_types_json, p_schema_versions, p_data,
+                             p_meta, p_expected_streams, p_expected_versions, p_peaks,
+                             p_peaks_for) a;
+    COMMIT;
+    -- a transaction id and a WAL record: its synchronous commit waits for the flush
+    PERFORM pg_logical_emit_message(true, 'cladelog', '');
+END $$ LANGUAGE plpgsql;
+
+-- cladelog_durable() is every read's barrier. Called after the read took its snapshot (in
+-- the read's own autocommit statement, or in a statement after it), it returns true at
+-- once if the WAL is flushed as far as it is written; otherwise it writes one WAL record
+-- in the caller's transaction, whose synchronous commit then waits for the flush past
+-- that record: past every commit the snapshot shows. The statement's result is handed
+-- out only after that commit, so nothing a crash could take back leaves the store. A
+-- hot standby shows only WAL the primary flushed: nothing to wait for.
+CREATE OR REPLACE FUNCTION cladelog_durable() RETURNS BOOLEAN AS $$
+BEGIN
+    IF NOT pg_is_in_recovery()
+       AND pg_current_wal_flush_lsn() < pg_current_wal_insert_lsn() THEN
+        PERFORM pg_logical_emit_message(true, 'cladelog', '');
+    END IF;
+    RETURN true;
+END $$ LANGUAGE plpgsql VOLATILE;
