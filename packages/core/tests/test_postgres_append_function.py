@@ -7,6 +7,7 @@ chains otherwise."""
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
@@ -248,3 +249,23 @@ def test_appends_of_every_size_take_the_path_their_size_picks(pg_harness: Any,
     assert sent == ["scalar", "scalar", "arrays", "scalar", "arrays"]
     assert store.head().position == 2 * limit + 3
     _independent_chain(store)
+
+
+@pytest.mark.parametrize("size,bad", [(1, 0), (3, 2), (300, 299)])
+def test_a_stream_or_type_without_a_canonical_form_is_refused_by_its_place(
+        pg_harness: Any, size: int, bad: int) -> None:
+    """A lone surrogate in a stream or type name is refused before anything is sent,
+    naming the event's index in the batch (the function's path and the COPY path)."""
+    from cladelog.core.errors import InputError
+
+    store = pg_harness.new()
+    for field in ("stream", "type"):
+        events = prepared("s", size)
+        e = events[bad]
+        events[bad] = PreparedEvent("s\ud800" if field == "stream" else e.stream,
+                                    "t\udfff" if field == "type" else e.type,
+                                    e.schema_version, e.data, e.meta)
+        where = "event" if size == 1 else f"events[{bad}]"
+        with pytest.raises(InputError, match=rf"^{re.escape(where)}\.{field}: .*surrogate"):
+            store.append(events)
+    assert store.head().position == 0

@@ -192,6 +192,10 @@ def encode_batch(events: Sequence[PreparedEvent], *, digest: bool = True) -> Enc
                    if e.type.__class__ is not str else "schema_version")
             kind = "an integer" if bad == "schema_version" else "a string"
             raise InputError(f"{where}.{bad}: must be {kind}")
+        try:  # the stream and type as the digest and the body quote them (cached)
+            _digest_head(e.stream, e.type, e.schema_version)
+        except CanonicalError:
+            raise _name_refused(e, f"events[{i}]" if len(events) > 1 else "event") from None
         try:
             meta_bytes = metas.get(id(e.meta))
             if meta_bytes is None:
@@ -221,6 +225,17 @@ def digest_part(stream: str, type_: str, schema_version: int, data: bytes,
 @functools.lru_cache(maxsize=1024)
 def _digest_head(stream: str, type_: str, schema_version: int) -> bytes:
     return canonical_bytes([stream, type_, schema_version], path="$.stream") + b"\0"
+
+
+def _name_refused(e: PreparedEvent, where: str) -> InputError:
+    """The error for an event whose stream or type has no canonical form (a lone
+    surrogate), naming the event and the member."""
+    for name, value in (("stream", e.stream), ("type", e.type)):
+        try:
+            canonical_bytes(value, path="$")
+        except CanonicalError as exc:
+            return InputError(f"{where}.{name}: {str(exc).removeprefix('$: ')}")
+    raise AssertionError("the stream and the type are canonical")  # pragma: no cover
 
 
 def digest_update(h: Any, events: Sequence[PreparedEvent],

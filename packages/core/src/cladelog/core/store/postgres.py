@@ -337,17 +337,16 @@ def _call_args(batch: EncodedBatch, expected_versions: Mapping[str, int] | None,
     events = batch.events
     quoted: dict[str, bytes] = {}
 
-    def q(value: str, where: str) -> bytes:
+    def q(value: str, i: int, name: str) -> bytes:
         got = quoted.get(value)
         if got is None:
             try:
                 got = quoted[value] = canonical_bytes(value, path="$")
             except CanonicalError as exc:
+                where = (name if i < 0 else f"events[{i}].{name}" if len(events) > 1
+                         else f"event.{name}")  # named only when refused: 1,000 f-strings
                 raise InputError(f"{where}: {str(exc).removeprefix('$: ')}") from None
         return got
-
-    def at(i: int, name: str) -> str:
-        return f"events[{i}].{name}" if len(events) > 1 else f"event.{name}"
 
     streams = [e.stream for e in events]
     types = [e.type for e in events]
@@ -357,9 +356,9 @@ def _call_args(batch: EncodedBatch, expected_versions: Mapping[str, int] | None,
             raise InputError(f"expected_versions: {stream!r}: must map a stream name to an "
                              "integer version")
     return [
-        key, batch.digest, now, q(now, "recorded_at"),
-        streams, [q(s, at(i, "stream")) for i, s in enumerate(streams)],
-        types, [q(t, at(i, "type")) for i, t in enumerate(types)],
+        key, batch.digest, now, q(now, -1, "recorded_at"),
+        streams, [q(s, i, "stream") for i, s in enumerate(streams)],
+        types, [q(t, i, "type") for i, t in enumerate(types)],
         [e.schema_version for e in events],
         [d for d, _ in batch.parts], [m for _, m in batch.parts],
         list(expected), list(expected.values()),
