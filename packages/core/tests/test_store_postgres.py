@@ -1088,9 +1088,15 @@ def test_every_read_waits_for_the_flush_of_what_it_shows(pg_harness: Any) -> Non
         with pytest.raises(StoreError, match="the barrier was called"):
             read()
             pytest.fail(f"{name} did not call the barrier")
-    # appends do not need it (they read under the head lock, and chaining on an event not
-    # yet flushed is safe: a crash keeps a prefix of the WAL)
-    assert store.append(prepared("a", 1, start=70))[0].position == 71
+    # an append calls it too, after its commit (its own reads, under the head lock, do
+    # not: chaining on an event not yet flushed is safe, a crash keeps a prefix of the WAL)
+    with pytest.raises(StoreError, match="the barrier was called"):
+        store.append(prepared("a", 1, start=70))
+    from cladelog.core.store import postgres
+
+    with pg_harness._conn(store) as conn:
+        conn.execute(postgres._function_sql())
+    assert store.head().position == 71 and store.append(prepared("a", 1, start=71))
 
 
 def test_a_version_7_log_is_upgraded_to_8_by_init_only(pg_harness: Any) -> None:

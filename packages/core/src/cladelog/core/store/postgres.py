@@ -624,6 +624,12 @@ class PostgresStore(EventStore):
                     f"store: append failed, connection lost ({_describe(exc)}); nothing was "
                     f"appended twice — retry with idempotency key {key!r}"
                 ) from None
+        except psycopg.Error as exc:
+            # the server refused (a guard, a timeout, the flush barrier after the commit):
+            # the batch may or may not be in the log, and its key tells
+            raise StoreError(f"store: append failed ({_describe(exc)}); retry with "
+                             f"idempotency key {key!r}: it appends the batch at most once"
+                             ) from None
 
     def _append_once(self, batch: EncodedBatch, args: list[Any], key: str,
                      now: str) -> list[RecordedEvent]:

@@ -207,14 +207,16 @@ END $$ LANGUAGE plpgsql;
 -- cladelog_append_durably is what a writer calls (CALL, outside any transaction block): it
 -- runs cladelog_append in a transaction that commits without waiting for the flush (its
 -- events become visible and the head lock is released at once), then, in a second
--- transaction, writes one WAL record and commits synchronously: that commit waits for the
--- WAL to be flushed past its own record, hence past the append's commit (the WAL is one
--- sequence, and a crash keeps a prefix of it). The call returns only then, so an
+-- transaction, unless the WAL is already flushed as far as it is written, writes one WAL
+-- record and commits synchronously: that commit waits for the WAL to be flushed past its
+-- own record, hence past the append's commit (the WAL is one sequence, and a crash keeps
+-- a prefix of it). The call returns only then, so an
 -- acknowledged append is durable. A crash in between loses the append, and with it every
 -- later append chained on it (their commit records come later in the WAL): the log after
 -- recovery is a prefix of the log before it. The writer, unacknowledged, retries under
 -- its idempotency key. The second transaction runs whatever the first returned (a
--- repeated key names a batch that may itself not be flushed yet).
+-- repeated key names a batch that may itself not be flushed yet). It is the readers'
+-- barrier cladelog_durable(), defined below and called only when the procedure runs.
 CREATE OR REPLACE PROCEDURE cladelog_append_durably(
     p_key TEXT, p_digest TEXT, p_recorded_at TEXT, p_recorded_at_json BYTEA,
     p_streams TEXT[], p_streams_json BYTEA[], p_types TEXT[], p_types_json BYTEA[],
@@ -236,8 +238,10 @@ BEGIN
                              p_meta, p_expected_streams, p_expected_versions, p_peaks,
                              p_peaks_for) a;
     COMMIT;
-    -- a transaction id and a WAL record: its synchronous commit waits for the flush
-    PERFORM pg_logical_emit_message(true, 'cladelog', '');
+    -- the readers' barrier (below): nothing to do if another writer's flush already went
+    -- past this commit, else a transaction id and a WAL record, whose synchronous commit
+    -- (when the procedure returns) waits for the flush
+    PERFORM cladelog_durable();
 END $$ LANGUAGE plpgsql;
 
 -- cladelog_durable() is every read's barrier. Called after the read took its snapshot (in
