@@ -1122,3 +1122,21 @@ def test_a_version_7_log_is_upgraded_to_8_by_init_only(pg_harness: Any) -> None:
         more = s.append(prepared("a", 1, start=5), expected_versions={"a": 5})
         assert more[0].position == 6 and more[0].prev_hash == first[-1].hash
         assert s.head().position == 6 and s.verify().ok
+
+
+def test_an_append_the_server_refuses_is_one_store_error(pg_harness: Any) -> None:
+    """A guard that refuses inside the append (here the link check, made to refuse
+    everything) is one StoreError line, not a driver exception, on the function's path,
+    the COPY path and the chunked path; nothing is appended."""
+    store = pg_harness.new()
+    pg_harness.raw_execute(store, """
+        CREATE OR REPLACE FUNCTION cladelog_extend_only() RETURNS trigger AS $$
+        BEGIN RAISE EXCEPTION 'refused here'; END $$ LANGUAGE plpgsql""")
+    for events in (prepared("a", 1), prepared("a", 300)):
+        with pytest.raises(StoreError, match=r"^store: append failed \(.*refused here.*\); "
+                                             r"retry with idempotency key 'auto:"):
+            store.append(events)
+    with pytest.raises(StoreError, match=r"^store: append failed \(.*refused here.*\); "
+                                         r"nothing was appended$"):
+        store.append_chunks(iter([(prepared("a", 3), {})]))
+    assert store.head().position == 0

@@ -713,6 +713,9 @@ class PostgresStore(EventStore):
             return self._append_chunks_once(chunks, key, clock, lead, lead_expected, sent)
         except psycopg.OperationalError as exc:
             lost = _describe(exc)
+        except psycopg.Error as exc:  # refused inside the transaction: rolled back
+            raise StoreError(f"store: append failed ({_describe(exc)}); nothing was "
+                             "appended") from None
         if sent:  # the commit may have landed: look for the key
             try:
                 self._pool.check()
