@@ -235,26 +235,32 @@ def lazy_wal() -> Iterator[PrivateCluster]:
         c.drop()
 
 
-def test_every_acknowledged_append_survives_a_crash(lazy_wal: PrivateCluster) -> None:
+@pytest.mark.parametrize("batch,count", [(1, 150), (300, 3)], ids=["function", "copy"])
+def test_every_acknowledged_append_survives_a_crash(lazy_wal: PrivateCluster, batch: int,
+                                                    count: int) -> None:
     """An append commits without waiting for the flush (the head lock is free at once)
-    and is acknowledged only once flushed: a crash right after the last acknowledgement
-    keeps every acknowledged event, chained and with its tree."""
+    and is acknowledged only once flushed, on the function's path and on COPY's: a crash
+    right after the last acknowledgement keeps every acknowledged event, chained and with
+    its tree."""
     from cladelog.core.store.postgres import PostgresStore
     from cladelog.core.testing.conformance import prepared
 
-    url = lazy_wal.url("acked_durable")
+    with contextlib.suppress(RuntimeError):  # unless it was running
+        lazy_wal.start()
+    url = lazy_wal.url(f"acked_durable_{batch}")
     with PostgresStore(url, create=True) as store:
-        for i in range(150):
-            last = store.append(prepared("a", 1, start=i))[-1]
+        for i in range(count):
+            last = store.append(prepared("a", batch, start=i * batch))[-1]
         # no read before the crash: a read would flush the WAL itself
     lazy_wal.crash()
     lazy_wal.start()
+    n = batch * count
     with PostgresStore(url) as store:
         head = store.head()
-        assert (head.position, head.hash) == (last.position, last.hash) == (150, head.hash)
+        assert (head.position, head.hash) == (last.position, last.hash) == (n, head.hash)
         assert store.verify().ok
-        more = store.append(prepared("a", 1, start=150), expected_versions={"a": 150})
-        assert more[0].position == 151 and more[0].prev_hash == head.hash
+        more = store.append(prepared("a", 1, start=n), expected_versions={"a": n})
+        assert more[0].position == n + 1 and more[0].prev_hash == head.hash
 
 
 def test_a_read_shows_only_what_a_crash_keeps(lazy_wal: PrivateCluster) -> None:

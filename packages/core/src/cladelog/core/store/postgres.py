@@ -773,12 +773,15 @@ class PostgresStore(EventStore):
                      now: str) -> list[RecordedEvent]:
         """:meth:`append` of a large batch: in one transaction, the head lock, the key and
         the streams' versions in one round trip, the chain computed here (the batch was
-        encoded before the lock), the rows by COPY, the tree's nodes, the head moved."""
+        encoded before the lock), the rows by COPY, the tree's nodes, the head moved. As
+        the procedure does (schema 8), the transaction commits without waiting for the WAL
+        flush, which releases the lock; the barrier then waits for it."""
         streams = sorted({e.stream for e in batch.events} | expected.keys())
         recorded: list[RecordedEvent] | None = None
         with self._pool.connection() as conn:
             with conn.transaction():
-                head_row, done, current = self._lock_head(conn, key, streams)
+                head_row, done, current = self._lock_head(conn, key, streams,
+                                                          flush_after=True)
                 locked = time.perf_counter()
                 if done is not None:
                     if done[0] != batch.digest:
@@ -804,17 +807,23 @@ class PostgresStore(EventStore):
                                   self.lock_held[1] + 1)
                 if self._after_commit is not None:
                     self._after_commit()
+                conn.execute(_DURABLE)  # acknowledged once flushed
         if recorded is None:
             assert done is not None
             return list(self.read(int(done[1]), int(done[2])))
         return recorded
 
     @staticmethod
-    def _lock_head(conn: Any, key: str, streams: Sequence[str] = ()
+    def _lock_head(conn: Any, key: str, streams: Sequence[str] = (), *,
+                   flush_after: bool = False
                    ) -> tuple[Sequence[Any], Sequence[Any] | None, dict[str, int]]:
         """In the caller's transaction and one round trip: lock the head row, and read the
-        batch record of ``key`` and the versions of ``streams`` (after the lock)."""
+        batch record of ``key`` and the versions of ``streams`` (after the lock). With
+        ``flush_after`` the transaction will commit without waiting for the WAL flush (the
+        caller runs the barrier after the commit)."""
         with conn.pipeline():
+            if flush_after:
+                conn.execute("SET LOCAL synchronous_commit = off")
             head_cur = conn.execute("SELECT position, hash, tree_peaks, tree_for FROM "
                                     "cladelog_head WHERE id = 1 FOR UPDATE")
             key_cur = conn.execute("SELECT digest, first_position, last_position FROM "
