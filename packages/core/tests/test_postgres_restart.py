@@ -235,25 +235,40 @@ def lazy_wal() -> Iterator[PrivateCluster]:
         c.drop()
 
 
-@pytest.mark.parametrize("batch,count", [(1, 150), (300, 3)], ids=["function", "copy"])
+@pytest.mark.parametrize("batch,count,async_after",
+                         [(1, 150, None), (1, 150, -1), (300, 3, None)],
+                         ids=["function-alone", "function-contended", "copy"])
 def test_every_acknowledged_append_survives_a_crash(lazy_wal: PrivateCluster, batch: int,
-                                                    count: int) -> None:
-    """An append commits without waiting for the flush (the head lock is free at once)
-    and is acknowledged only once flushed, on the function's path and on COPY's: a crash
-    right after the last acknowledgement keeps every acknowledged event, chained and with
-    its tree."""
+                                                    count: int, async_after: int | None
+                                                    ) -> None:
+    """An append is acknowledged only once flushed, whether it committed synchronously
+    (alone: the function's path when it did not wait for the lock) or without waiting for
+    the flush, the head lock free at once (the function's path when contended, forced
+    here by cladelog.async_after_us = -1; COPY's always): a crash right after the last
+    acknowledgement keeps every acknowledged event, chained and with its tree."""
+    import psycopg
     from cladelog.core.store.postgres import PostgresStore
     from cladelog.core.testing.conformance import prepared
 
     with contextlib.suppress(RuntimeError):  # unless it was running
         lazy_wal.start()
-    url = lazy_wal.url(f"acked_durable_{batch}")
-    with PostgresStore(url, create=True) as store:
-        for i in range(count):
-            last = store.append(prepared("a", batch, start=i * batch))[-1]
-        # no read before the crash: a read would flush the WAL itself
-    lazy_wal.crash()
-    lazy_wal.start()
+    setting = ("RESET cladelog.async_after_us" if async_after is None
+               else f"SET cladelog.async_after_us = '{async_after}'")
+    with psycopg.connect(lazy_wal.url("x").split("?")[0], autocommit=True) as conn:
+        conn.execute(f"ALTER DATABASE postgres {setting}")  # the sessions opened below
+    name = f"acked_durable_{batch}_{'forced' if async_after is not None else 'default'}"
+    url = lazy_wal.url(name)
+    try:
+        with PostgresStore(url, create=True) as store:
+            for i in range(count):
+                last = store.append(prepared("a", batch, start=i * batch))[-1]
+            # no read before the crash: a read would flush the WAL itself
+        lazy_wal.crash()
+        lazy_wal.start()
+    finally:
+        with contextlib.suppress(Exception), psycopg.connect(
+                lazy_wal.url("x").split("?")[0], autocommit=True) as conn:
+            conn.execute("ALTER DATABASE postgres RESET cladelog.async_after_us")
     n = batch * count
     with PostgresStore(url) as store:
         head = store.head()

@@ -204,19 +204,27 @@ END $$ LANGUAGE plpgsql;
 -- flush, so that concurrent appends share their flushes (group commit), and nothing
 -- leaves the store before it is durable.
 --
--- cladelog_append_durably is what a writer calls (CALL, outside any transaction block): it
--- runs cladelog_append in a transaction that commits without waiting for the flush (its
--- events become visible and the head lock is released at once), then, in a second
--- transaction, unless the WAL is already flushed as far as it is written, writes one WAL
--- record and commits synchronously: that commit waits for the WAL to be flushed past its
--- own record, hence past the append's commit (the WAL is one sequence, and a crash keeps
--- a prefix of it). The call returns only then, so an
--- acknowledged append is durable. A crash in between loses the append, and with it every
+-- cladelog_append_durably is what a writer calls (CALL, outside any transaction block). It
+-- runs cladelog_append in a transaction of its own and commits it in one of two ways:
+--
+-- * contended (the call waited for the head lock longer than cladelog.async_after_us,
+--   100 us unless the session sets it; an uncontended call measures about 30: another
+--   appender held the lock, so others are probably waiting now): the transaction commits without waiting for the flush, so its events
+--   become visible and the head lock is released at once; then a second transaction runs
+--   the barrier cladelog_durable() (below): nothing if the WAL is already flushed past the
+--   commit (another writer's flush), else one WAL record, whose synchronous commit, when
+--   the procedure returns, waits for the flush past it, hence past the append's commit
+--   (the WAL is one sequence, and a crash keeps a prefix of it). Writers waiting for
+--   their flushes at the same moment share one (group commit).
+-- * alone (no wait): the transaction commits synchronously, holding the lock through the
+--   flush as schema 7 did; the second transaction would only cost time.
+--
+-- Either way the call returns once the append is flushed, so an acknowledged append is
+-- durable. A crash between an asynchronous commit and its flush loses the append and every
 -- later append chained on it (their commit records come later in the WAL): the log after
--- recovery is a prefix of the log before it. The writer, unacknowledged, retries under
--- its idempotency key. The second transaction runs whatever the first returned (a
--- repeated key names a batch that may itself not be flushed yet). It is the readers'
--- barrier cladelog_durable(), defined below and called only when the procedure runs.
+-- recovery is a prefix of the log before it; the writer, unacknowledged, retries under its
+-- idempotency key. A call that appended nothing (a repeated key names a batch that may
+-- itself not be flushed yet, a conflict reports a version) runs the barrier too.
 CREATE OR REPLACE PROCEDURE cladelog_append_durably(
     p_key TEXT, p_digest TEXT, p_recorded_at TEXT, p_recorded_at_json BYTEA,
     p_streams TEXT[], p_streams_json BYTEA[], p_types TEXT[], p_types_json BYTEA[],
@@ -227,8 +235,10 @@ CREATE OR REPLACE PROCEDURE cladelog_append_durably(
     INOUT versions BIGINT[], INOUT conflict_stream TEXT, INOUT conflict_actual BIGINT,
     INOUT held_us BIGINT
 ) AS $$
+DECLARE
+    started TIMESTAMPTZ := clock_timestamp();
+    waited_us DOUBLE PRECISION;
 BEGIN
-    SET LOCAL synchronous_commit = off;
     SELECT a.status, a.head_position, a.head_hash, a.first_position, a.last_position,
            a.hashes, a.versions, a.conflict_stream, a.conflict_actual, a.held_us
         INTO status, head_position, head_hash, first_position, last_position, hashes,
@@ -237,11 +247,19 @@ BEGIN
                              p_streams_json, p_types, p_types_json, p_schema_versions, p_data,
                              p_meta, p_expected_streams, p_expected_versions, p_peaks,
                              p_peaks_for) a;
-    COMMIT;
-    -- the readers' barrier (below): nothing to do if another writer's flush already went
-    -- past this commit, else a transaction id and a WAL record, whose synchronous commit
-    -- (when the procedure returns) waits for the flush
-    PERFORM cladelog_durable();
+    -- the call's time but the work under the lock: mostly the wait for the lock
+    waited_us := extract(epoch FROM clock_timestamp() - started) * 1000000
+                 - coalesce(held_us, 0);
+    IF status = 'ok' AND waited_us <= coalesce(
+            nullif(current_setting('cladelog.async_after_us', true), '')::DOUBLE PRECISION,
+            100) THEN
+        COMMIT;  -- alone: synchronous, flushed before the lock is released
+    ELSE
+        -- set_config rather than SET LOCAL: a utility statement costs ~15 us more
+        PERFORM set_config('synchronous_commit', 'off', true);
+        COMMIT;
+        PERFORM cladelog_durable();
+    END IF;
 END $$ LANGUAGE plpgsql;
 
 -- cladelog_durable() is every read's barrier. Called after the read took its snapshot (in
