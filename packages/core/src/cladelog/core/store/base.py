@@ -192,10 +192,6 @@ def encode_batch(events: Sequence[PreparedEvent], *, digest: bool = True) -> Enc
                    if e.type.__class__ is not str else "schema_version")
             kind = "an integer" if bad == "schema_version" else "a string"
             raise InputError(f"{where}.{bad}: must be {kind}")
-        try:  # the stream and type as the digest and the body quote them (cached)
-            _digest_head(e.stream, e.type, e.schema_version)
-        except CanonicalError:
-            raise _name_refused(e, f"events[{i}]" if len(events) > 1 else "event") from None
         try:
             meta_bytes = metas.get(id(e.meta))
             if meta_bytes is None:
@@ -210,7 +206,10 @@ def encode_batch(events: Sequence[PreparedEvent], *, digest: bool = True) -> Enc
     if not digest:  # only idempotent appends compare digests
         return EncodedBatch(events, parts, "")
     h = hashlib.sha256()
-    digest_update(h, events, parts)
+    try:
+        digest_update(h, events, parts)
+    except CanonicalError:  # a stream or type the body could not quote either
+        raise _name_refused(events) from None
     return EncodedBatch(events, parts, h.hexdigest())
 
 
@@ -227,15 +226,17 @@ def _digest_head(stream: str, type_: str, schema_version: int) -> bytes:
     return canonical_bytes([stream, type_, schema_version], path="$.stream") + b"\0"
 
 
-def _name_refused(e: PreparedEvent, where: str) -> InputError:
-    """The error for an event whose stream or type has no canonical form (a lone
-    surrogate), naming the event and the member."""
-    for name, value in (("stream", e.stream), ("type", e.type)):
-        try:
-            canonical_bytes(value, path="$")
-        except CanonicalError as exc:
-            return InputError(f"{where}.{name}: {str(exc).removeprefix('$: ')}")
-    raise AssertionError("the stream and the type are canonical")  # pragma: no cover
+def _name_refused(events: Sequence[PreparedEvent]) -> InputError:
+    """The error for the first event whose stream or type has no canonical form (a lone
+    surrogate), naming the event and the member (looked for only once the digest failed)."""
+    for i, e in enumerate(events):
+        for name, value in (("stream", e.stream), ("type", e.type)):
+            try:
+                canonical_bytes(value, path="$")
+            except CanonicalError as exc:
+                where = f"events[{i}]" if len(events) > 1 else "event"
+                return InputError(f"{where}.{name}: {str(exc).removeprefix('$: ')}")
+    raise AssertionError("every stream and type is canonical")  # pragma: no cover
 
 
 def digest_update(h: Any, events: Sequence[PreparedEvent],
