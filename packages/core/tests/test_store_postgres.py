@@ -647,12 +647,7 @@ def test_a_version_6_log_gets_its_tree_every_6th_level_by_init_only(pg_harness: 
     _stride_4_tree(pg_harness, store)
     pg_harness.raw_execute(store, "DELETE FROM cladelog_schema WHERE version >= 7; INSERT INTO "
                                   "cladelog_schema VALUES (6, '2026-12-02T00:00:00.000000Z')")
-    url = pg_harness.url(store.schema)
-    with pytest.raises(StoreError, match="schema version 6; run 'cladelog init' to upgrade "
-                                         "it to 8"):
-        PostgresStore(url)
-    with PostgresStore(url, create=True) as s:
-        assert s.upgraded_from == 6 and s.schema_version() == SCHEMA_VERSION
+    with _upgraded(pg_harness, store.schema, 6) as s:
         with pg_harness._conn(s) as conn:  # 220 events: 3 nodes of 64 leaves, nothing else
             assert conn.execute("SELECT level, COUNT(*) FROM tree_nodes GROUP BY level"
                                 ).fetchall() == [(6, 3)]
@@ -676,12 +671,7 @@ def test_a_version_4_log_is_upgraded_to_7_by_init_only(pg_harness: Any) -> None:
         conn.execute(_V5_ADDITIONS_REMOVED)
     _v4_append(pg_harness, store, "c", 18, 0)  # a version-4 writer: 23 events, tree rows
     _stride_4_tree(pg_harness, store)
-    url = pg_harness.url(store.schema)
-    with pytest.raises(StoreError, match="schema version 4; run 'cladelog init' to upgrade "
-                                         "it to 8"):
-        PostgresStore(url)
-    with PostgresStore(url, create=True) as s:
-        assert s.upgraded_from == 4 and s.schema_version() == SCHEMA_VERSION == 8
+    with _upgraded(pg_harness, store.schema, 4) as s:
         assert s.verify().ok
         again = s.append(prepared("b", 2), idempotency_key="batch-A", clock=clock)
         assert [e.hash for e in again] == [e.hash for e in first] and s.head().position == 23
@@ -690,7 +680,7 @@ def test_a_version_4_log_is_upgraded_to_7_by_init_only(pg_harness: Any) -> None:
         rebuilt = MerkleTree(leaf_hash(bytes.fromhex(e.hash)) for e in s.read())
         assert [s.tree_root(n) for n in range(44)] == [rebuilt.root(n) for n in range(44)]
         assert s.verify().ok
-    with PostgresStore(url, create=True) as s:
+    with PostgresStore(pg_harness.url(store.schema), create=True) as s:
         assert s.upgraded_from is None and s.verify().ok
 
 
@@ -721,12 +711,7 @@ def test_a_version_5_log_is_upgraded_to_7_by_init_only(pg_harness: Any) -> None:
     assert _scans(store, lambda: store.append(prepared("a", 1, start=300)))["events"] == 1
     store.close()
     pg_harness.raw_execute(store, "DELETE FROM cladelog_schema" + version)
-    url = pg_harness.url(store.schema)
-    with pytest.raises(StoreError, match="schema version 5; run 'cladelog init' to upgrade "
-                                         "it to 8"):
-        PostgresStore(url)
-    with PostgresStore(url, create=True) as s:
-        assert s.upgraded_from == 5 and s.schema_version() == SCHEMA_VERSION
+    with _upgraded(pg_harness, store.schema, 5) as s:
         again = s.append(prepared("a", 300), idempotency_key="batch-A")
         assert [e.hash for e in again] == [e.hash for e in first]
         assert _scans(s, lambda: s.append(prepared("a", 1, start=301))).get("events") == 0
@@ -781,6 +766,18 @@ INSERT INTO cladelog_schema VALUES (6, '2026-12-05T00:00:00.000000Z');
 """
 
 
+def _upgraded(pg_harness: Any, schema: str, old: int) -> Any:
+    """The store in ``schema``, a version-``old`` log: refused as it is, with the advice
+    to run init; then opened as init does, which upgrades it to SCHEMA_VERSION."""
+    url = pg_harness.url(schema)
+    with pytest.raises(StoreError, match=f"schema version {old}; run 'cladelog init' to "
+                                         f"upgrade it to {SCHEMA_VERSION}"):
+        PostgresStore(url)
+    store = PostgresStore(url, create=True)
+    assert store.upgraded_from == old and store.schema_version() == SCHEMA_VERSION
+    return store
+
+
 def _trigger_sources(pg_harness: Any, store: Any) -> dict[str, str]:
     with pg_harness._conn(store) as conn:
         return dict(conn.execute(
@@ -802,12 +799,7 @@ def test_a_version_6_log_is_upgraded_to_7_by_init_only(pg_harness: Any) -> None:
     old = _trigger_sources(pg_harness, store)
     assert old.keys() == new.keys() == {"cladelog_extend_only", "cladelog_head_follows_log"}
     assert all(old[k] != new[k] for k in old)
-    url = pg_harness.url(store.schema)
-    with pytest.raises(StoreError, match="schema version 6; run 'cladelog init' to upgrade "
-                                         "it to 8"):
-        PostgresStore(url)
-    with PostgresStore(url, create=True) as s:
-        assert s.upgraded_from == 6 and s.schema_version() == SCHEMA_VERSION == 8
+    with _upgraded(pg_harness, store.schema, 6) as s:
         assert _trigger_sources(pg_harness, s) == new
         again = s.append(prepared("a", 20), idempotency_key="batch-A")
         assert [e.hash for e in again] == [e.hash for e in first]
@@ -849,12 +841,7 @@ def test_a_version_2_log_is_upgraded_by_init_only(pg_harness: Any) -> None:
     with pg_harness._conn(store) as conn:
         conn.execute(_V5_ADDITIONS_REMOVED + _V3_ADDITIONS_REMOVED)
         conn.execute("DELETE FROM batches WHERE key LIKE 'auto:%'")  # shows the upgrade
-    url = pg_harness.url(store.schema)
-    with pytest.raises(StoreError, match="schema version 2; run 'cladelog init' to upgrade "
-                                         f"it to {SCHEMA_VERSION}"):
-        PostgresStore(url)
-    with PostgresStore(url, create=True) as s:
-        assert s.upgraded_from == 2 and s.schema_version() == SCHEMA_VERSION
+    with _upgraded(pg_harness, store.schema, 2) as s:
         assert s.verify().ok
         # version 4: the events held got their Merkle tree during the upgrade
         rebuilt = MerkleTree(leaf_hash(bytes.fromhex(e.hash)) for e in s.read())
@@ -866,7 +853,7 @@ def test_a_version_2_log_is_upgraded_by_init_only(pg_harness: Any) -> None:
             with pytest.raises(Exception, match="idempotency records are append-only"):
                 pg_harness.raw_execute(s, sql)
         assert [r.key for r in s.batch_records()] == ["batch-A"]
-    with PostgresStore(url, create=True) as s:
+    with PostgresStore(pg_harness.url(store.schema), create=True) as s:
         assert s.upgraded_from is None and s.verify().ok
 
 
@@ -1111,12 +1098,7 @@ def test_a_version_7_log_is_upgraded_to_8_by_init_only(pg_harness: Any) -> None:
         DELETE FROM cladelog_schema WHERE version >= 8;
         INSERT INTO cladelog_schema VALUES (7, '2026-12-06T00:00:00.000000Z')
             ON CONFLICT DO NOTHING""")
-    url = pg_harness.url(store.schema)
-    with pytest.raises(StoreError, match="schema version 7; run 'cladelog init' to upgrade "
-                                         "it to 8"):
-        PostgresStore(url)
-    with PostgresStore(url, create=True) as s:
-        assert s.upgraded_from == 7 and s.schema_version() == SCHEMA_VERSION == 8
+    with _upgraded(pg_harness, store.schema, 7) as s:
         again = s.append(prepared("a", 5), idempotency_key="batch-A")
         assert [e.hash for e in again] == [e.hash for e in first]
         more = s.append(prepared("a", 1, start=5), expected_versions={"a": 5})
