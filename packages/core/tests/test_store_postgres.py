@@ -1075,10 +1075,25 @@ def test_every_read_waits_for_the_flush_of_what_it_shows(pg_harness: Any) -> Non
         with pytest.raises(StoreError, match="the barrier was called"):
             read()
             pytest.fail(f"{name} did not call the barrier")
-    # an append calls it too, after its commit (its own reads, under the head lock, do
-    # not: chaining on an event not yet flushed is safe, a crash keeps a prefix of the WAL)
-    with pytest.raises(StoreError, match="the barrier was called"):
-        store.append(prepared("a", 1, start=70))
+    # an append calls it too, after its commit, when it waited for the head lock (held
+    # here by another transaction for a moment); its own reads, under the lock, do not:
+    # chaining on an event not yet flushed is safe, a crash keeps a prefix of the WAL
+    got: list[BaseException] = []
+
+    def append() -> None:
+        try:
+            store.append(prepared("a", 1, start=70))
+        except BaseException as exc:
+            got.append(exc)
+
+    with pg_harness._conn(store) as holder, holder.transaction():
+        holder.execute("SELECT 1 FROM cladelog_head WHERE id = 1 FOR UPDATE")
+        writer = threading.Thread(target=append)
+        writer.start()
+        time.sleep(0.3)
+    writer.join(30)
+    assert len(got) == 1 and isinstance(got[0], StoreError), got
+    assert "the barrier was called" in str(got[0])
     from cladelog.core.store import postgres
 
     with pg_harness._conn(store) as conn:

@@ -282,12 +282,12 @@ def _append_call(arguments: Sequence[str], *, in_transaction: bool = False) -> s
 
 
 _APPEND = _append_call(["%b"] * 15)
+_APPEND_IN_TRANSACTION = _append_call(["%b"] * 15, in_transaction=True)
 #: a read's barrier (postgres_append.sql), in the read's own autocommit statement or in
 #: one after it: that statement completes once every commit the read saw is flushed.
 #: Nothing leaves the store before it is durable (schema 8: appends release the head lock
 #: before their flush)
 _DURABLE = "SELECT cladelog_durable()"
-_APPEND_IN_TRANSACTION = _append_call(["%b"] * 15, in_transaction=True)
 
 #: batches of up to this many events (naming up to this many expected versions) send each
 #: array element as a parameter of its own, and the statement builds the arrays

@@ -209,8 +209,9 @@ END $$ LANGUAGE plpgsql;
 --
 -- * contended (the call waited for the head lock longer than cladelog.async_after_us,
 --   100 us unless the session sets it; an uncontended call measures about 30: another
---   appender held the lock, so others are probably waiting now): the transaction commits without waiting for the flush, so its events
---   become visible and the head lock is released at once; then a second transaction runs
+--   appender held the lock, so others are probably waiting now): the transaction
+--   commits without waiting for the flush, so its events become visible and the head
+--   lock is released at once; then a second transaction runs
 --   the barrier cladelog_durable() (below): nothing if the WAL is already flushed past the
 --   commit (another writer's flush), else one WAL record, whose synchronous commit, when
 --   the procedure returns, waits for the flush past it, hence past the append's commit
