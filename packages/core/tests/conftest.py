@@ -8,6 +8,27 @@ import pytest
 from cladelog.core.store.sqlite import SQLiteStore
 
 
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``cladelog`` run in this process (click's CliRunner), with ``tmp_path`` as the
+    working folder, ``cli-test`` as the actor and no deployment file named by the
+    environment: ``cli(*args, input=None)`` returns click's result; an exception the CLI
+    did not turn into an error line fails the test."""
+    from cladelog.core.cli import main
+    from click.testing import CliRunner
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CLADELOG_ACTOR", "cli-test")
+    monkeypatch.delenv("CLADELOG_CONFIG", raising=False)
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None) -> Any:
+        return runner.invoke(main, list(args), input=input, catch_exceptions=False,
+                             prog_name="cladelog")
+
+    return invoke
+
+
 class SQLiteHarness:
     def __init__(self, root: Path) -> None:
         self.root = root

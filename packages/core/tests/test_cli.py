@@ -8,22 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cladelog.core.cli import main
-from click.testing import CliRunner
 
 
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CLADELOG_ACTOR", "cli-test")
-    monkeypatch.delenv("CLADELOG_CONFIG", raising=False)
-    runner = CliRunner()
-
-    def invoke(*args: str, input: str | None = None) -> Any:
-        return runner.invoke(main, list(args), input=input, catch_exceptions=False,
-                             prog_name="cladelog")
-
-    return invoke
+def run(cli: Any) -> Any:
+    return cli
 
 
 @pytest.fixture

@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cladelog.core.cli import main
-from click.testing import CliRunner
 
 #: core's own types (the plugin set, the transparency log's records) and the notes plugin's
 CORE_KNOWN = ("core.checkpoint_signed, core.cosignature_received, core.plugin_disabled, "
@@ -21,14 +19,8 @@ KNOWN = f"{CORE_KNOWN}, notes.note_added"
 
 
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("CLADELOG_CONFIG", raising=False)
-
-    def invoke(*args: str) -> Any:
-        return CliRunner().invoke(main, list(args), prog_name="cladelog")
-
-    return invoke
+def run(cli: Any) -> Any:
+    return cli
 
 
 @pytest.fixture

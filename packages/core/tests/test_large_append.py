@@ -15,26 +15,17 @@ from typing import Any
 
 import pytest
 from cladelog.core import cli
-from cladelog.core.cli import main
-from click.testing import CliRunner
 
 CHUNK = 50
 
 
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CLADELOG_ACTOR", "large-test")
-    monkeypatch.delenv("CLADELOG_CONFIG", raising=False)
-    monkeypatch.setattr(cli, "APPEND_CHUNK_EVENTS", CHUNK)
-    runner = CliRunner()
+def run(cli: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    from cladelog.core import cli as cli_module
 
-    def invoke(*args: str, input: str | None = None) -> Any:
-        return runner.invoke(main, list(args), input=input, catch_exceptions=False,
-                             prog_name="cladelog")
-
-    assert invoke("init", "--plugin", "notes").exit_code == 0
-    return invoke
+    monkeypatch.setattr(cli_module, "APPEND_CHUNK_EVENTS", CHUNK)
+    assert cli("init", "--plugin", "notes").exit_code == 0
+    return cli
 
 
 def _note(i: int, **extra: Any) -> str:

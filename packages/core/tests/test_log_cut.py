@@ -14,22 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cladelog.core.cli import main
-from click.testing import CliRunner
 
 
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CLADELOG_ACTOR", "cut-test")
-    monkeypatch.delenv("CLADELOG_CONFIG", raising=False)
-    runner = CliRunner()
-
-    def invoke(*args: str) -> Any:
-        return runner.invoke(main, list(args), catch_exceptions=False, prog_name="cladelog")
-
-    assert invoke("init", "--plugin", "notes").exit_code == 0
-    return invoke
+def run(cli: Any) -> Any:
+    assert cli("init", "--plugin", "notes").exit_code == 0
+    return cli
 
 
 def _errors(result: Any) -> list[str]:

@@ -15,26 +15,16 @@ from typing import Any
 
 import pytest
 from cladelog.core.canonical import canonical_bytes
-from cladelog.core.cli import main
 from cladelog.core.events import chain_hash, encode_body
 from cladelog.core.store.tree import rebuild_rows
 from cladelog.core.transparency.merkle import MerkleTree, leaf_hash
-from click.testing import CliRunner
 
 ORIGIN = "example.org/cladelog/test"
 
 
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CLADELOG_ACTOR", "tlog-test")
-    monkeypatch.delenv("CLADELOG_CONFIG", raising=False)
-    runner = CliRunner()
-
-    def invoke(*args: str) -> Any:
-        return runner.invoke(main, list(args), catch_exceptions=False, prog_name="cladelog")
-
-    return invoke
+def run(cli: Any) -> Any:
+    return cli
 
 
 def _notes(tmp_path: Path, n: int, start: int = 0) -> str:
