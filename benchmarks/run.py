@@ -20,6 +20,7 @@ BENCHES = {
     "graph": "bench_graph",
     "authoring": "bench_authoring",
     "postgres": "bench_postgres",
+    "postgres-ceiling": "bench_pg_ceiling",
     "append-memory": "bench_append_memory",
     "scale": "bench_scale",
 }
