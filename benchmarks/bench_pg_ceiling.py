@@ -6,9 +6,10 @@ Three one-round-trip statements, each appending one event of the benchmark paylo
 - raw: ``INSERT INTO events (stream, type, data) VALUES (...)`` into a BIGSERIAL table
   (autocommit): no order, no chain; the baseline of bench_postgres, without Python;
 - serialized: the least a hash-chained log with a head row must do, as one PL/pgSQL
-  call: lock the head row, hash the event onto the head's hash (``sha256``), insert it,
-  move the head, commit (synchronously, the lock held through the flush): no guards,
-  no tree, no idempotency record, no stream versions;
+  procedure call: lock the head row, hash the event onto the head's hash (``sha256``),
+  insert it, move the head, commit without waiting for the flush (releasing the lock),
+  then wait for the flush as cladelog's contended path does: no guards, no tree, no
+  idempotency record, no stream versions;
 - cladelog: ``CALL cladelog_append_durably(...)``, the statement a batch-1 append of
   ``PostgresStore`` sends (schema 8), with the canonical bytes cladelog's encoder makes
   of the same payload, one stream per client and a random idempotency key per call.
@@ -44,17 +45,22 @@ CREATE TABLE events (position BIGINT PRIMARY KEY, stream TEXT NOT NULL, type TEX
                      data TEXT NOT NULL, hash TEXT NOT NULL);
 CREATE TABLE head (id INTEGER PRIMARY KEY, position BIGINT NOT NULL, hash TEXT NOT NULL);
 INSERT INTO head VALUES (1, 0, '');
-CREATE FUNCTION serialized_append(p_stream TEXT, p_data TEXT) RETURNS BIGINT AS $$
+CREATE PROCEDURE serialized_append(p_stream TEXT, p_data TEXT, INOUT pos BIGINT) AS $$
 DECLARE
-    p BIGINT;
     h TEXT;
 BEGIN
-    SELECT position, hash INTO p, h FROM head WHERE id = 1 FOR UPDATE;
-    p := p + 1;
+    SELECT position, hash INTO pos, h FROM head WHERE id = 1 FOR UPDATE;
+    pos := pos + 1;
     h := encode(sha256(convert_to(h || p_data, 'UTF8')), 'hex');
-    INSERT INTO events VALUES (p, p_stream, 'bench.reading', p_data, h);
-    UPDATE head SET position = p, hash = h WHERE id = 1;
-    RETURN p;
+    INSERT INTO events VALUES (pos, p_stream, 'bench.reading', p_data, h);
+    UPDATE head SET position = pos, hash = h WHERE id = 1;
+    -- as cladelog's procedure does when contended: release the lock before the flush,
+    -- then wait for the flush in a second transaction (one WAL record if none is flushed)
+    PERFORM set_config('synchronous_commit', 'off', true);
+    COMMIT;
+    IF pg_current_wal_flush_lsn() < pg_current_wal_insert_lsn() THEN
+        PERFORM pg_logical_emit_message(true, 'bench', '');
+    END IF;
 END $$ LANGUAGE plpgsql;
 """
 
@@ -88,7 +94,7 @@ def _scripts() -> dict[str, str]:
     return {
         "raw": f"INSERT INTO events (stream, type, data) VALUES "
                f"('readings-' || :client_id, 'bench.reading', {quoted});\n",
-        "serialized": f"SELECT serialized_append('readings-' || :client_id, {quoted});\n",
+        "serialized": f"CALL serialized_append('readings-' || :client_id, {quoted}, NULL);\n",
         "cladelog": key + f"CALL cladelog_append_durably({call});\n",
     }
 
