@@ -14,11 +14,11 @@ Three one-round-trip statements, each appending one event of the benchmark paylo
   ``PostgresStore`` sends (schema 8), with the canonical bytes cladelog's encoder makes
   of the same payload, one stream per client and a random idempotency key per call.
 
-Each (kind, clients) runs ``--seconds`` (5 by default) in a fresh schema of the database
-named by $CLADELOG_BENCH_PG, dropped afterwards; kinds alternate for ROUNDS rounds and
-the best counts. Python never runs during a measured second here, so the figures show the
-server's own ceiling on this machine: bench_postgres's Python writers share the same
-cores, and on a 2-core machine its ratios cannot beat what is printed here.
+Each (kind, clients) runs $CLADELOG_CEILING_SECONDS seconds (5 by default) in a fresh
+schema of the database named by $CLADELOG_BENCH_PG, dropped afterwards; kinds alternate
+for ROUNDS rounds and the best counts. Python never runs during a measured second here,
+so the figures show the server's own ceiling on this machine: bench_postgres's Python
+writers share the same cores, so its cladelog rates stay below the cladelog column here.
 
 Run: ``python benchmarks/run.py postgres-ceiling`` (needs the ``pgbench`` program).
 """
