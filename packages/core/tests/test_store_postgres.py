@@ -1049,6 +1049,60 @@ def test_psycopg_log_lines_reach_stderr_structured(pg_harness: Any, tmp_path: Pa
     assert any("discarding closed connection" in entry["event"] for entry in from_psycopg)
 
 
+def test_reads_reuse_the_connection_the_last_read_left(pg_harness: Any) -> None:
+    """A read streams on a connection of its own. The one the last read left in good order
+    is kept and reused (opening one costs ~3 ms), once the server shows it still has it; a
+    read that fails closes its connection, reads at the same time each have their own, and
+    close() closes the one kept."""
+    from cladelog.core.store.postgres import _function_sql
+
+    store = pg_harness.new()
+    store.append(prepared("a", 5))
+    real = store._psycopg
+    opened: list[Any] = []
+
+    class Counting:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def connect(self, *args: Any, **kwargs: Any) -> Any:
+            conn = real.connect(*args, **kwargs)
+            opened.append(conn)
+            return conn
+
+    store._psycopg = Counting()
+    try:
+        for _ in range(3):
+            assert [e.position for e in store.read()] == [1, 2, 3, 4, 5]
+        assert len(opened) == 1
+        # the server drops the kept connection: the next read finds out before using it
+        with real.connect(pg_harness.base_url, autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s, 10000)",
+                          (opened[0].info.backend_pid,))
+        assert len(list(store.read())) == 5
+        assert len(opened) == 2 and opened[0].closed
+        # a read inside another's iteration gets a connection of its own
+        inner = [len(list(store.read())) for _ in store.read(1, 2)]
+        assert inner == [5, 5] and len(opened) == 3
+        # a read that fails (the barrier refuses) closes its connection instead of keeping it
+        kept = [c for c in opened if not c.closed]
+        assert len(kept) == 1
+        pg_harness.raw_execute(store, """
+            CREATE OR REPLACE FUNCTION cladelog_durable() RETURNS BOOLEAN AS $$
+            BEGIN RAISE EXCEPTION 'the barrier was called'; END $$ LANGUAGE plpgsql""")
+        with pytest.raises(StoreError, match="the barrier was called"):
+            list(store.read())
+        assert kept[0].closed
+        pg_harness.raw_execute(store, "CREATE OR REPLACE FUNCTION cladelog_durable()"
+                               + _function_sql().split("FUNCTION cladelog_durable()")[1])
+        assert len(list(store.read())) == 5
+        assert len(opened) == 4
+    finally:
+        store._psycopg = real
+        store.close()
+    assert all(c.closed for c in opened)
+
+
 def test_every_read_waits_for_the_flush_of_what_it_shows(pg_harness: Any) -> None:
     """Schema 8: appends release the head lock before their WAL flush, so each way of
     reading the log calls the barrier cladelog_durable() after its snapshot (a crash

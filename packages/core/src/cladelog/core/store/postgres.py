@@ -34,6 +34,7 @@ import contextlib
 import functools
 import json
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -462,6 +463,9 @@ class PostgresStore(EventStore):
             self._pool.close()
             raise
         self._listener: Any = None
+        self._idle_read: Any = None  # the connection the last read left (_read_connection)
+        self._reads_lock = threading.Lock()
+        self._closed = False
         #: seconds this object's appends held the head lock, and how many appends: by the
         #: function, from taking the lock to the end of its work in the server (the commit
         #: follows); by COPY, from the moment this process got the lock to the commit's end
@@ -933,16 +937,48 @@ class PostgresStore(EventStore):
         return _server_call(self._psycopg, what)
 
     @contextlib.contextmanager
+    def _read_connection(self) -> Iterator[Any]:
+        """A connection for one read, held while its caller iterates (a follower: for
+        hours), apart from the appends' pool. Opening one costs about 3 ms, which every
+        read paid (a replay of 8,000 events takes ~50 ms), so the last one a read left
+        in good order is kept and handed to the next read, after a round trip that shows
+        the server still has it (``ConnectionPool.check_connection``); a read that fails
+        closes its connection, as before, and concurrent reads each open their own."""
+        with self._reads_lock:
+            conn, self._idle_read = self._idle_read, None
+        if conn is not None:
+            from psycopg_pool import ConnectionPool
+
+            try:
+                ConnectionPool.check_connection(conn)
+            except self._psycopg.Error:
+                conn.close()
+                conn = None
+        if conn is None:
+            conn = self._psycopg.connect(self._conninfo, autocommit=True, **self._kwargs)
+        try:
+            yield conn
+        except BaseException:
+            conn.close()
+            raise
+        idle = conn.info.transaction_status == self._psycopg.pq.TransactionStatus.IDLE
+        with self._reads_lock:
+            if idle and self._idle_read is None and not self._closed:
+                self._idle_read, conn = conn, None
+        if conn is not None:
+            conn.close()
+
+    @contextlib.contextmanager
     def _rows(self, sql: str, args: list[Any]) -> Iterator[Iterator[Any]]:
-        """The rows of a read, on a private connection open meanwhile."""
-        # a dedicated connection with a server-side cursor: rows stream in pages,
+        """The rows of a read, on a connection of their own held meanwhile."""
+        # a connection of its own with a server-side cursor: rows stream in pages,
         # and the snapshot only ever holds committed, gap-free positions. A driver
         # error while connecting, querying or fetching a page (the caller consumes
         # the rows inside this block, so it is thrown in here) becomes a StoreError;
         # any other error passes through unchanged.
         with (
             self._call("reading events from PostgreSQL"),
-            self._psycopg.connect(self._conninfo, **self._kwargs) as conn,
+            self._read_connection() as conn,
             conn.transaction(),
             conn.cursor(name="cladelog_read", binary=True) as cur,
         ):
@@ -1092,4 +1128,8 @@ class PostgresStore(EventStore):
 
     def close(self) -> None:
         self._drop_listener()
+        with self._reads_lock:
+            idle, self._idle_read, self._closed = self._idle_read, None, True
+        if idle is not None:
+            idle.close()
         self._pool.close()
