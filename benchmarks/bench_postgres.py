@@ -28,9 +28,12 @@ the number of appends) is printed per append and per event. Batches appended by 
 server-side function (smaller than ``PostgresStore.copy_from``) count from the moment
 the function holds the head lock to the end of its work in the server; its commit (not in
 that figure) releases the lock without waiting for the WAL flush, which the writer waits
-for afterwards, outside the lock (schema 8; before it the flush held the lock). Batches
-appended by COPY count from the moment the writer got the lock to the end of the commit,
-as the writer sees it (round trips included). An older store prints ``n/a``.
+for afterwards, outside the lock (schema 8; before it the flush held the lock), unless the
+append was alone (schema 9: no other append since the writer's previous one, and no wait
+for the lock), which commits synchronously: "alone" is their share of the appends
+(``PostgresStore.flushes``). Batches appended by COPY count from the moment the writer got
+the lock to the end of the commit, as the writer sees it (round trips included), and are
+never alone. An older store prints ``n/a``.
 """
 
 from __future__ import annotations
@@ -135,13 +138,15 @@ def _raw_replay(schema: str, n: int) -> float:
 def _writer(kind: str, schema: str, lo: int, hi: int, batch: int, start: Any,
             out: Any) -> None:
     """Append rows lo..hi of the payloads to stream ``readings-<lo>`` once released;
-    put (start, end, lock seconds, appends) of the timed loop on ``out``, or
+    put (start, end, lock seconds, appends, alone appends, appends by the procedure or
+    COPY) of the timed loop on ``out``, or
     ("error", message)."""
     try:
         data = payloads(hi)[lo:]
         stream = f"readings-{lo}"
         n = len(data)
         held: tuple[float, int] | None = None
+        flushes: tuple[int, int] | None = None
         if kind == "cladelog":
             dep = _deployment(schema)
             dep.record_plugins()  # already recorded by the parent: reads, appends nothing
@@ -153,6 +158,9 @@ def _writer(kind: str, schema: str, lo: int, hi: int, batch: int, start: Any,
                 append(events[i:i + batch])
             t1 = time.perf_counter()
             held = getattr(dep.store, "lock_held", None)
+            counted = getattr(dep.store, "flushes", None)
+            if counted is not None:
+                flushes = (counted["alone"], counted["alone"] + counted["shared"])
             dep.close()
         else:
             conn = _connect(schema)
@@ -167,7 +175,7 @@ def _writer(kind: str, schema: str, lo: int, hi: int, batch: int, start: Any,
                     )
             t1 = time.perf_counter()
             conn.close()
-        out.put((t0, t1, *(held or (None, None))))
+        out.put((t0, t1, *(held or (None, None)), *(flushes or (None, None))))
     except BaseException as exc:
         start.abort()
         out.put(("error", f"{kind} writer {lo}..{hi}: {exc!r}"))
@@ -213,6 +221,8 @@ def series(kind: str, n: int, batch: int, writers: int, *, replays: bool) -> dic
         got: dict[str, Any] = {"append": rate(count, t_append), "held": None}
         if all(t[2] is not None and t[3] for t in times):
             got["held"] = sum(t[2] for t in times) / sum(t[3] for t in times)
+        if all(t[4] is not None and t[5] for t in times):
+            got["alone"] = sum(t[4] for t in times) / sum(t[5] for t in times)
         if replays and kind == "executemany":
             got["replay"] = _raw_replay(schema, count)
         elif replays and kind == "cladelog":
@@ -242,7 +252,7 @@ def _best(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     for key, value in new.items():
         if value is None:
             continue
-        if key == "held":  # the lock-held time of the fastest round
+        if key in ("held", "alone"):  # the fastest round's
             if new["append"] >= old["append"]:
                 out[key] = value
         else:
@@ -254,7 +264,9 @@ def _held(got: dict[str, Any], batch: int) -> str:
     held = got.get("held")
     if held is None:
         return f"{'n/a':>14}"
-    return f"{held * 1e6:>8,.0f} µs/ap ({held * 1e6 / batch:,.1f} µs/ev)"
+    alone = got.get("alone")
+    share = "" if alone is None else f", {alone:.0%} alone"
+    return f"{held * 1e6:>8,.0f} µs/ap ({held * 1e6 / batch:,.1f} µs/ev){share}"
 
 
 def run(args: Any) -> int:

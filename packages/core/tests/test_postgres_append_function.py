@@ -251,6 +251,49 @@ def test_appends_of_every_size_take_the_path_their_size_picks(pg_harness: Any,
     _independent_chain(store)
 
 
+def _writer(pg_harness: Any, schema: str, async_after_us: str) -> Any:
+    """A store on ``schema`` whose one connection waits as long as ``async_after_us`` allows
+    before an append counts as contended ('1e9': never, whatever the machine's load)."""
+    from cladelog.core.store.postgres import PostgresStore
+
+    store = PostgresStore(pg_harness.url(schema))
+    pg_harness.stores.append(store)
+    with store._pool.connection() as conn:
+        conn.execute(f"SET cladelog.async_after_us = '{async_after_us}'")
+    return store
+
+
+def test_an_append_commits_alone_only_right_after_its_own_previous_one(
+        pg_harness: Any) -> None:
+    """Schema 9: the procedure holds the head lock through the flush ('alone') only when no
+    other append came since this connection's previous one; otherwise, and for a
+    connection's first append, it releases the lock before the flush ('shared'). Appends
+    that append nothing are neither; cladelog.async_after_us = -1 makes every append
+    shared. Either way every acknowledged event is in the log, chained by the rule."""
+    schema = pg_harness.new().schema
+    one, two = (_writer(pg_harness, schema, "1e9") for _ in range(2))
+    for i in range(4):  # alone: the first has no previous append on its connection
+        one.append(prepared("a", 1, start=i), clock=clock)
+    assert one.flushes == {"alone": 3, "shared": 1}
+    for i in range(4, 10):  # taking turns: each append follows the other writer's
+        (one if i % 2 else two).append(prepared("a", 1, start=i), clock=clock)
+    assert one.flushes == {"alone": 3, "shared": 4} and two.flushes == {"alone": 0, "shared": 3}
+    two.append(prepared("a", 1, start=10), clock=clock)  # one's last came between
+    two.append(prepared("a", 1, start=11), clock=clock)  # two's own last: alone again
+    assert two.flushes == {"alone": 1, "shared": 4}
+    with pytest.raises(ConcurrencyError):
+        two.append(prepared("a", 1, start=99), expected_versions={"a": 0}, clock=clock)
+    two.append(prepared("a", 1, start=11), idempotency_key="k", clock=clock)
+    two.append(prepared("a", 1, start=11), idempotency_key="k", clock=clock)  # repeated
+    assert two.flushes == {"alone": 2, "shared": 4}
+    forced = _writer(pg_harness, schema, "-1")
+    for i in range(12, 15):
+        forced.append(prepared("a", 1, start=i), clock=clock)
+    assert forced.flushes == {"alone": 0, "shared": 3}
+    assert forced.head().position == 16
+    _independent_chain(forced)
+
+
 @pytest.mark.parametrize("size,bad", [(1, 0), (3, 2), (300, 299)])
 def test_a_stream_or_type_without_a_canonical_form_is_refused_by_its_place(
         pg_harness: Any, size: int, bad: int) -> None:

@@ -1175,6 +1175,39 @@ def test_a_version_7_log_is_upgraded_to_8_by_init_only(pg_harness: Any) -> None:
         assert s.head().position == 6 and s.verify().ok
 
 
+def test_a_version_8_log_is_upgraded_to_9_by_init_only(pg_harness: Any) -> None:
+    """Version 9's procedure reports how each append committed (one more result, so a
+    signature of its own); a version-8 store, with version 8's procedure, is refused until
+    init replaces it, and afterwards the procedure has the one signature the store calls."""
+    store = pg_harness.new()
+    first = store.append(prepared("a", 5), idempotency_key="batch-A")
+    store.close()
+    results = ", ".join(f"INOUT r{k} {t}" for k, t in enumerate(
+        ["TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "TEXT[]", "BIGINT[]", "TEXT", "BIGINT",
+         "BIGINT"]))
+    pg_harness.raw_execute(store, f"""
+        DROP PROCEDURE cladelog_append_durably;
+        CREATE PROCEDURE cladelog_append_durably(
+            TEXT, TEXT, TEXT, BYTEA, TEXT[], BYTEA[], TEXT[], BYTEA[], INTEGER[], BYTEA[],
+            BYTEA[], TEXT[], BIGINT[], BYTEA, TEXT, {results}) AS $$
+        BEGIN RAISE EXCEPTION 'version 8'; END $$ LANGUAGE plpgsql;
+        DELETE FROM cladelog_schema WHERE version >= 9;
+        INSERT INTO cladelog_schema VALUES (8, '2026-12-07T00:00:00.000000Z')
+            ON CONFLICT DO NOTHING""")
+    with _upgraded(pg_harness, store.schema, 8) as s:
+        again = s.append(prepared("a", 5), idempotency_key="batch-A")
+        assert [e.hash for e in again] == [e.hash for e in first]
+        more = s.append(prepared("a", 1, start=5), expected_versions={"a": 5})
+        assert more[0].position == 6 and more[0].prev_hash == first[-1].hash
+        assert s.head().position == 6 and s.verify().ok
+        assert s.flushes["alone"] + s.flushes["shared"] == 1
+    with pg_harness._conn(store) as conn:
+        assert conn.execute(
+            "SELECT pronargs FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname = %s AND p.proname = 'cladelog_append_durably'",
+            (store.schema,)).fetchall() == [(26,)]
+
+
 def test_an_append_the_server_refuses_is_one_store_error(pg_harness: Any) -> None:
     """A guard that refuses inside the append (here the link check, made to refuse
     everything) is one StoreError line, not a driver exception, on the function's path,

@@ -82,7 +82,7 @@ __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
 # per batch-1 append; 8: an append commits without holding the head lock through the WAL
 # flush, and returns once flushed (the procedure cladelog_append_durably), and every read
 # waits until what its snapshot shows is flushed (cladelog_durable)
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 CHANNEL = "cladelog_events"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _COLUMNS = ROW_COLUMNS
@@ -272,14 +272,15 @@ COPY_FROM = 256
 def _append_call(arguments: Sequence[str], *, in_transaction: bool = False) -> str:
     """The statement appending with these 15 argument expressions: the procedure
     ``cladelog_append_durably`` (schema 8: its own two transactions, the head lock released
-    before the flush), or with ``in_transaction`` a call of the function
+    before the flush; schema 9: it reports how it committed), or with ``in_transaction`` a
+    call of the function
     ``cladelog_append`` that commits with the caller's transaction (the test hooks)."""
-    if in_transaction:
+    if in_transaction:  # the transaction is the caller's: no flush of the procedure's
         return ("SELECT status, head_position, head_hash, first_position, last_position, "
-                "hashes, versions, conflict_stream, conflict_actual, held_us FROM "
-                "cladelog_append(" + ", ".join(arguments) + ")")
-    # the ten INOUT parameters: the procedure's results, as one row
-    return "CALL cladelog_append_durably(" + ", ".join([*arguments, *["NULL"] * 10]) + ")"
+                "hashes, versions, conflict_stream, conflict_actual, held_us, NULL AS flush "
+                "FROM cladelog_append(" + ", ".join(arguments) + ")")
+    # the eleven INOUT parameters: the procedure's results, as one row
+    return "CALL cladelog_append_durably(" + ", ".join([*arguments, *["NULL"] * 11]) + ")"
 
 
 _APPEND = _append_call(["%b"] * 15)
@@ -470,6 +471,11 @@ class PostgresStore(EventStore):
         #: function, from taking the lock to the end of its work in the server (the commit
         #: follows); by COPY, from the moment this process got the lock to the commit's end
         self.lock_held: tuple[float, int] = (0.0, 0)
+        #: appends by the procedure, by the way they committed (schema 9): "alone"
+        #: (synchronously, the head lock held through the flush: no other append since
+        #: this connection's previous one, and no wait for the lock) or "shared" (the lock
+        #: released before the flush, which the writer then waits for); COPY's are shared
+        self.flushes: dict[str, int] = {"alone": 0, "shared": 0}
         #: batches of this many events or more are appended by COPY (see COPY_FROM)
         self.copy_from = COPY_FROM
         #: False only in a benchmark that measures what the tree costs an append in chunks
@@ -672,7 +678,7 @@ class PostgresStore(EventStore):
                 peaks = [b"".join(got[n] for n in wanted), row[2]]
             if self._after_commit is not None:
                 self._after_commit()
-        status, _, prev, first, last, hashes, versions, stream, actual, held = row
+        status, _, prev, first, last, hashes, versions, stream, actual, held, flush = row
         if status == "repeated":
             return list(self.read(int(first), int(last)))
         if status == "key":
@@ -681,6 +687,8 @@ class PostgresStore(EventStore):
             expected = dict(zip(args[11], args[12], strict=True))
             raise ConcurrencyError(stream, expected[stream], int(actual))
         self.lock_held = (self.lock_held[0] + held / 1e6, self.lock_held[1] + 1)
+        if flush is not None:
+            self.flushes[flush] += 1
         # the server chained by the rule of docs/events.md; so does this process, from the
         # same bodies: any difference is an error (the batch is in the log, and verify
         # names it)
@@ -809,6 +817,7 @@ class PostgresStore(EventStore):
             if recorded is not None:
                 self.lock_held = (self.lock_held[0] + time.perf_counter() - locked,
                                   self.lock_held[1] + 1)
+                self.flushes["shared"] += 1
                 if self._after_commit is not None:
                     self._after_commit()
                 conn.execute(_DURABLE)  # acknowledged once flushed

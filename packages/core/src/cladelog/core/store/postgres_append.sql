@@ -202,23 +202,28 @@ END $$ LANGUAGE plpgsql;
 
 -- cladelog schema version 8: the head lock is no longer held through the commit's WAL
 -- flush, so that concurrent appends share their flushes (group commit), and nothing
--- leaves the store before it is durable.
+-- leaves the store before it is durable. Schema version 9 changes when an append counts
+-- as alone (below) and reports which way it committed (flush).
 --
 -- cladelog_append_durably is what a writer calls (CALL, outside any transaction block). It
 -- runs cladelog_append in a transaction of its own and commits it in one of two ways:
 --
--- * contended (the call waited for the head lock longer than cladelog.async_after_us,
---   100 us unless the session sets it; an uncontended call measures about 30: another
---   appender held the lock, so others are probably waiting now): the transaction
---   commits without waiting for the flush, so its events become visible and the head
---   lock is released at once; then a second transaction runs
---   the barrier cladelog_durable() (below): nothing if the WAL is already flushed past the
---   commit (another writer's flush), else one WAL record, whose synchronous commit, when
---   the procedure returns, waits for the flush past it, hence past the append's commit
---   (the WAL is one sequence, and a crash keeps a prefix of it). Writers waiting for
---   their flushes at the same moment share one (group commit).
--- * alone (no wait): the transaction commits synchronously, holding the lock through the
---   flush as schema 7 did; the second transaction would only cost time.
+-- * shared (any other case): the transaction commits without waiting for the flush, so
+--   its events become visible and the head lock is released at once; then a second
+--   transaction runs the barrier cladelog_durable() (below): nothing if the WAL is already
+--   flushed past the commit (another writer's flush), else one WAL record, whose
+--   synchronous commit, when the procedure returns, waits for the flush past it, hence
+--   past the append's commit (the WAL is one sequence, and a crash keeps a prefix of it).
+--   Writers waiting for their flushes at the same moment share one (group commit).
+-- * alone: the transaction commits synchronously, holding the lock through the flush as
+--   schema 7 did; the second transaction would only cost time. An append is alone when
+--   it did not wait for the lock (at most cladelog.async_after_us, 100 us unless the
+--   session sets it; an uncontended call measures about 30) and, since schema 9, when
+--   no other append came between it and this session's previous one (the head it found
+--   is the head that append left: cladelog.last_position, a session setting this
+--   procedure keeps). Schema 8 looked at the wait only: with two or four writers, an
+--   append that happened to find the lock free then held it through a flush that
+--   queued behind the others' (380-620 us against 150 alone), and everyone waited.
 --
 -- Either way the call returns once the append is flushed, so an acknowledged append is
 -- durable. A crash between an asynchronous commit and its flush loses the append and every
@@ -226,6 +231,12 @@ END $$ LANGUAGE plpgsql;
 -- recovery is a prefix of the log before it; the writer, unacknowledged, retries under its
 -- idempotency key. A call that appended nothing (a repeated key names a batch that may
 -- itself not be flushed yet, a conflict reports a version) runs the barrier too.
+--
+-- flush: 'alone' or 'shared' for an append, NULL when nothing was appended.
+DROP PROCEDURE IF EXISTS cladelog_append_durably(  -- schema 8's, without flush
+    TEXT, TEXT, TEXT, BYTEA, TEXT[], BYTEA[], TEXT[], BYTEA[], INTEGER[], BYTEA[], BYTEA[],
+    TEXT[], BIGINT[], BYTEA, TEXT, TEXT, BIGINT, TEXT, BIGINT, BIGINT, TEXT[], BIGINT[], TEXT,
+    BIGINT, BIGINT);
 CREATE OR REPLACE PROCEDURE cladelog_append_durably(
     p_key TEXT, p_digest TEXT, p_recorded_at TEXT, p_recorded_at_json BYTEA,
     p_streams TEXT[], p_streams_json BYTEA[], p_types TEXT[], p_types_json BYTEA[],
@@ -234,7 +245,7 @@ CREATE OR REPLACE PROCEDURE cladelog_append_durably(
     INOUT status TEXT, INOUT head_position BIGINT, INOUT head_hash TEXT,
     INOUT first_position BIGINT, INOUT last_position BIGINT, INOUT hashes TEXT[],
     INOUT versions BIGINT[], INOUT conflict_stream TEXT, INOUT conflict_actual BIGINT,
-    INOUT held_us BIGINT
+    INOUT held_us BIGINT, INOUT flush TEXT
 ) AS $$
 DECLARE
     started TIMESTAMPTZ := clock_timestamp();
@@ -251,10 +262,19 @@ BEGIN
     -- the call's time but the work under the lock: mostly the wait for the lock
     waited_us := extract(epoch FROM clock_timestamp() - started) * 1000000
                  - coalesce(held_us, 0);
-    IF status = 'ok' AND waited_us <= coalesce(
-            nullif(current_setting('cladelog.async_after_us', true), '')::DOUBLE PRECISION,
-            100) THEN
-        COMMIT;  -- alone: synchronous, flushed before the lock is released
+    flush := NULL;
+    IF status = 'ok' THEN
+        flush := CASE WHEN waited_us <= coalesce(nullif(current_setting(
+                                 'cladelog.async_after_us', true), '')::DOUBLE PRECISION, 100)
+                           AND head_position = nullif(current_setting(
+                                 'cladelog.last_position', true), '')::BIGINT
+                      THEN 'alone' ELSE 'shared' END;
+        -- this session's last append, for the next call (a session setting: it outlives
+        -- the transaction, and a rolled-back one takes it back)
+        PERFORM set_config('cladelog.last_position', last_position::TEXT, false);
+    END IF;
+    IF flush = 'alone' THEN
+        COMMIT;  -- synchronous, flushed before the lock is released
     ELSE
         -- set_config rather than SET LOCAL: a utility statement costs ~15 us more
         PERFORM set_config('synchronous_commit', 'off', true);
