@@ -1155,6 +1155,16 @@ def test_every_read_waits_for_the_flush_of_what_it_shows(pg_harness: Any) -> Non
     assert store.head().position == 71 and store.append(prepared("a", 1, start=71))
 
 
+def _appends_on(s: Any, first: list[Any]) -> None:
+    """An upgraded store finds the five events appended before the upgrade under their key
+    ('batch-A', the same hashes) and appends the sixth after them."""
+    again = s.append(prepared("a", 5), idempotency_key="batch-A")
+    assert [e.hash for e in again] == [e.hash for e in first]
+    more = s.append(prepared("a", 1, start=5), expected_versions={"a": 5})
+    assert more[0].position == 6 and more[0].prev_hash == first[-1].hash
+    assert s.head().position == 6 and s.verify().ok
+
+
 def test_a_version_7_log_is_upgraded_to_8_by_init_only(pg_harness: Any) -> None:
     """Version 8 adds the append procedure that releases the head lock before the flush
     and the readers' barrier; a version-7 store lacks both and is refused until init adds
@@ -1168,11 +1178,7 @@ def test_a_version_7_log_is_upgraded_to_8_by_init_only(pg_harness: Any) -> None:
         INSERT INTO cladelog_schema VALUES (7, '2026-12-06T00:00:00.000000Z')
             ON CONFLICT DO NOTHING""")
     with _upgraded(pg_harness, store.schema, 7) as s:
-        again = s.append(prepared("a", 5), idempotency_key="batch-A")
-        assert [e.hash for e in again] == [e.hash for e in first]
-        more = s.append(prepared("a", 1, start=5), expected_versions={"a": 5})
-        assert more[0].position == 6 and more[0].prev_hash == first[-1].hash
-        assert s.head().position == 6 and s.verify().ok
+        _appends_on(s, first)
 
 
 def test_a_version_8_log_is_upgraded_to_9_by_init_only(pg_harness: Any) -> None:
@@ -1195,11 +1201,7 @@ def test_a_version_8_log_is_upgraded_to_9_by_init_only(pg_harness: Any) -> None:
         INSERT INTO cladelog_schema VALUES (8, '2026-12-07T00:00:00.000000Z')
             ON CONFLICT DO NOTHING""")
     with _upgraded(pg_harness, store.schema, 8) as s:
-        again = s.append(prepared("a", 5), idempotency_key="batch-A")
-        assert [e.hash for e in again] == [e.hash for e in first]
-        more = s.append(prepared("a", 1, start=5), expected_versions={"a": 5})
-        assert more[0].position == 6 and more[0].prev_hash == first[-1].hash
-        assert s.head().position == 6 and s.verify().ok
+        _appends_on(s, first)
         assert s.flushes["alone"] + s.flushes["shared"] == 1
     with pg_harness._conn(store) as conn:
         assert conn.execute(
