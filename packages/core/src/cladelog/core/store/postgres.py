@@ -81,7 +81,10 @@ __all__ = ["CHANNEL", "SCHEMA_VERSION", "PostgresStore"]
 # trigger one query, the head's trigger one index probe): ~20 us of the backend's CPU
 # per batch-1 append; 8: an append commits without holding the head lock through the WAL
 # flush, and returns once flushed (the procedure cladelog_append_durably), and every read
-# waits until what its snapshot shows is flushed (cladelog_durable)
+# waits until what its snapshot shows is flushed (cladelog_durable); 9: an append holds
+# the lock through its flush only when no other append came since its connection's
+# previous one (and it did not wait for the lock), and the procedure says which way it
+# committed
 SCHEMA_VERSION = 9
 CHANNEL = "cladelog_events"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
