@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -815,16 +816,16 @@ def test_a_version_6_log_is_upgraded_to_7_by_init_only(pg_harness: Any) -> None:
 
 # -- upgrading a version-2 log ----------------------------------------------------------------
 # Version 3 added exactly these to version 2 (the protection of the idempotency records),
-# version 4 the Merkle tree: removing them from a store leaves what version 2 created.
+# version 4 the Merkle tree: removing them from a store leaves what version 2 created
+# (and its per-table refusals, until version 9 one function with the table's words, are
+# triggers of version 2's cladelog_refuse_rewrite now).
 _V3_ADDITIONS_REMOVED = """
 DROP TABLE tree_nodes;
-DROP FUNCTION cladelog_refuse_tree_rewrite();
 DROP FUNCTION cladelog_tree_within_log();
 DELETE FROM cladelog_schema WHERE version = 4;
 DROP TRIGGER batches_no_rewrite ON batches;
 DROP TRIGGER batches_no_truncate ON batches;
 DROP TRIGGER batches_with_their_batch ON batches;
-DROP FUNCTION cladelog_refuse_batch_rewrite();
 DROP FUNCTION cladelog_batch_with_its_events();
 DELETE FROM cladelog_schema WHERE version = 3;
 INSERT INTO cladelog_schema VALUES (2, '2026-12-01T00:00:00.000000Z');
@@ -1183,8 +1184,10 @@ def test_a_version_7_log_is_upgraded_to_8_by_init_only(pg_harness: Any) -> None:
 
 def test_a_version_8_log_is_upgraded_to_9_by_init_only(pg_harness: Any) -> None:
     """Version 9's procedure reports how each append committed (one more result, so a
-    signature of its own); a version-8 store, with version 8's procedure, is refused until
-    init replaces it, and afterwards the procedure has the one signature the store calls."""
+    signature of its own), and one function refuses rewrites of every table (version 8 had
+    a copy per table); a version-8 store, with version 8's procedure and copies, is refused
+    until init replaces them, and afterwards the procedure has the one signature the store
+    calls, the copies are gone and each table refuses in its own words."""
     store = pg_harness.new()
     first = store.append(prepared("a", 5), idempotency_key="batch-A")
     store.close()
@@ -1197,6 +1200,16 @@ def test_a_version_8_log_is_upgraded_to_9_by_init_only(pg_harness: Any) -> None:
             TEXT, TEXT, TEXT, BYTEA, TEXT[], BYTEA[], TEXT[], BYTEA[], INTEGER[], BYTEA[],
             BYTEA[], TEXT[], BIGINT[], BYTEA, TEXT, {results}) AS $$
         BEGIN RAISE EXCEPTION 'version 8'; END $$ LANGUAGE plpgsql;
+        CREATE FUNCTION cladelog_refuse_batch_rewrite() RETURNS trigger AS $$
+        BEGIN RAISE EXCEPTION 'version 8 batches'; END $$ LANGUAGE plpgsql;
+        CREATE FUNCTION cladelog_refuse_tree_rewrite() RETURNS trigger AS $$
+        BEGIN RAISE EXCEPTION 'version 8 tree'; END $$ LANGUAGE plpgsql;
+        DROP TRIGGER batches_no_truncate ON batches;
+        CREATE TRIGGER batches_no_truncate BEFORE TRUNCATE ON batches
+            FOR EACH STATEMENT EXECUTE FUNCTION cladelog_refuse_batch_rewrite();
+        DROP TRIGGER tree_no_truncate ON tree_nodes;
+        CREATE TRIGGER tree_no_truncate BEFORE TRUNCATE ON tree_nodes
+            FOR EACH STATEMENT EXECUTE FUNCTION cladelog_refuse_tree_rewrite();
         DELETE FROM cladelog_schema WHERE version >= 9;
         INSERT INTO cladelog_schema VALUES (8, '2026-12-07T00:00:00.000000Z')
             ON CONFLICT DO NOTHING""")
@@ -1208,6 +1221,16 @@ def test_a_version_8_log_is_upgraded_to_9_by_init_only(pg_harness: Any) -> None:
             "SELECT pronargs FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
             "WHERE n.nspname = %s AND p.proname = 'cladelog_append_durably'",
             (store.schema,)).fetchall() == [(26,)]
+        assert conn.execute(
+            "SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname = %s AND p.proname LIKE 'cladelog_refuse%%'",
+            (store.schema,)).fetchall() == [("cladelog_refuse_rewrite",)]
+        for sql, refused in (
+                ("DELETE FROM events", "the event log is append-only (DELETE refused)"),
+                ("TRUNCATE batches", "idempotency records are append-only (TRUNCATE refused)"),
+                ("TRUNCATE tree_nodes", "the Merkle tree is append-only (TRUNCATE refused)")):
+            with pytest.raises(Exception, match=re.escape(f"cladelog: {refused}")):
+                conn.execute(sql)
 
 
 def test_an_append_the_server_refuses_is_one_store_error(pg_harness: Any) -> None:

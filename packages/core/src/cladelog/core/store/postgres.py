@@ -135,9 +135,12 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     state BYTEA NOT NULL,
     digest TEXT NOT NULL
 );
+-- every table's refusal of UPDATE, DELETE and TRUNCATE (schema 9: one function, the
+-- trigger naming what is append-only; before, one near-copy per table)
 CREATE OR REPLACE FUNCTION cladelog_refuse_rewrite() RETURNS trigger AS $$
 BEGIN
-    RAISE EXCEPTION 'cladelog: the event log is append-only (% refused)', TG_OP;
+    RAISE EXCEPTION 'cladelog: % (% refused)',
+        coalesce(TG_ARGV[0], 'the event log is append-only'), TG_OP;
 END $$ LANGUAGE plpgsql;
 CREATE OR REPLACE FUNCTION cladelog_extend_only() RETURNS trigger AS $$
 BEGIN
@@ -165,10 +168,12 @@ BEGIN
 END $$ LANGUAGE plpgsql;
 DROP TRIGGER IF EXISTS events_no_update ON events;
 CREATE TRIGGER events_no_update BEFORE UPDATE OR DELETE ON events
-    FOR EACH ROW EXECUTE FUNCTION cladelog_refuse_rewrite();
+    FOR EACH ROW
+    EXECUTE FUNCTION cladelog_refuse_rewrite('the event log is append-only');
 DROP TRIGGER IF EXISTS events_no_truncate ON events;
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
-    FOR EACH STATEMENT EXECUTE FUNCTION cladelog_refuse_rewrite();
+    FOR EACH STATEMENT
+    EXECUTE FUNCTION cladelog_refuse_rewrite('the event log is append-only');
 DROP TRIGGER IF EXISTS events_extend_only ON events;
 CREATE TRIGGER events_extend_only AFTER INSERT ON events REFERENCING NEW TABLE AS cladelog_added
     FOR EACH STATEMENT EXECUTE FUNCTION cladelog_extend_only();
@@ -204,11 +209,8 @@ CREATE TRIGGER head_follows_log BEFORE UPDATE ON cladelog_head
     FOR EACH ROW EXECUTE FUNCTION cladelog_head_follows_log();
 DROP TRIGGER IF EXISTS head_no_delete ON cladelog_head;
 CREATE TRIGGER head_no_delete BEFORE DELETE ON cladelog_head
-    FOR EACH ROW EXECUTE FUNCTION cladelog_refuse_rewrite();
-CREATE OR REPLACE FUNCTION cladelog_refuse_batch_rewrite() RETURNS trigger AS $$
-BEGIN
-    RAISE EXCEPTION 'cladelog: idempotency records are append-only (% refused)', TG_OP;
-END $$ LANGUAGE plpgsql;
+    FOR EACH ROW
+    EXECUTE FUNCTION cladelog_refuse_rewrite('the event log is append-only');
 CREATE OR REPLACE FUNCTION cladelog_batch_with_its_events() RETURNS trigger AS $$
 BEGIN
     -- a record is written in the transaction that appends its batch: it ends at the head
@@ -221,10 +223,12 @@ BEGIN
 END $$ LANGUAGE plpgsql;
 DROP TRIGGER IF EXISTS batches_no_rewrite ON batches;
 CREATE TRIGGER batches_no_rewrite BEFORE UPDATE OR DELETE ON batches
-    FOR EACH ROW EXECUTE FUNCTION cladelog_refuse_batch_rewrite();
+    FOR EACH ROW
+    EXECUTE FUNCTION cladelog_refuse_rewrite('idempotency records are append-only');
 DROP TRIGGER IF EXISTS batches_no_truncate ON batches;
 CREATE TRIGGER batches_no_truncate BEFORE TRUNCATE ON batches
-    FOR EACH STATEMENT EXECUTE FUNCTION cladelog_refuse_batch_rewrite();
+    FOR EACH STATEMENT
+    EXECUTE FUNCTION cladelog_refuse_rewrite('idempotency records are append-only');
 DROP TRIGGER IF EXISTS batches_with_their_batch ON batches;
 CREATE TRIGGER batches_with_their_batch BEFORE INSERT ON batches
     FOR EACH ROW EXECUTE FUNCTION cladelog_batch_with_its_events();
@@ -234,10 +238,6 @@ CREATE TABLE IF NOT EXISTS tree_nodes (
     hash BYTEA NOT NULL,
     PRIMARY KEY (level, idx)
 );
-CREATE OR REPLACE FUNCTION cladelog_refuse_tree_rewrite() RETURNS trigger AS $$
-BEGIN
-    RAISE EXCEPTION 'cladelog: the Merkle tree is append-only (% refused)', TG_OP;
-END $$ LANGUAGE plpgsql;
 CREATE OR REPLACE FUNCTION cladelog_tree_within_log() RETURNS trigger AS $$
 BEGIN
     -- a complete subtree at a stored level (every {tree.STRIDE}th above the leaves), over
@@ -252,13 +252,18 @@ BEGIN
 END $$ LANGUAGE plpgsql;
 DROP TRIGGER IF EXISTS tree_no_rewrite ON tree_nodes;
 CREATE TRIGGER tree_no_rewrite BEFORE UPDATE OR DELETE ON tree_nodes
-    FOR EACH ROW EXECUTE FUNCTION cladelog_refuse_tree_rewrite();
+    FOR EACH ROW
+    EXECUTE FUNCTION cladelog_refuse_rewrite('the Merkle tree is append-only');
 DROP TRIGGER IF EXISTS tree_no_truncate ON tree_nodes;
 CREATE TRIGGER tree_no_truncate BEFORE TRUNCATE ON tree_nodes
-    FOR EACH STATEMENT EXECUTE FUNCTION cladelog_refuse_tree_rewrite();
+    FOR EACH STATEMENT
+    EXECUTE FUNCTION cladelog_refuse_rewrite('the Merkle tree is append-only');
 DROP TRIGGER IF EXISTS tree_within_log ON tree_nodes;
 CREATE TRIGGER tree_within_log BEFORE INSERT ON tree_nodes
     FOR EACH ROW EXECUTE FUNCTION cladelog_tree_within_log();
+-- schema 8's per-table copies, no trigger uses them any more
+DROP FUNCTION IF EXISTS cladelog_refuse_batch_rewrite();
+DROP FUNCTION IF EXISTS cladelog_refuse_tree_rewrite();
 """
 
 
