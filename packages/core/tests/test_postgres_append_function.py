@@ -251,13 +251,11 @@ def test_appends_of_every_size_take_the_path_their_size_picks(pg_harness: Any,
     _independent_chain(store)
 
 
-def _writer(pg_harness: Any, schema: str, async_after_us: str) -> Any:
-    """A store on ``schema`` whose one connection waits as long as ``async_after_us`` allows
-    before an append counts as contended ('1e9': never, whatever the machine's load)."""
-    from cladelog.core.store.postgres import PostgresStore
-
-    store = PostgresStore(pg_harness.url(schema))
-    pg_harness.stores.append(store)
+def _writer(pg_harness: Any, log: Any, async_after_us: str) -> Any:
+    """Another store on ``log``'s schema whose one connection waits as long as
+    ``async_after_us`` allows before an append counts as contended ('1e9': never, whatever
+    the machine's load)."""
+    store = pg_harness.reopen(log)
     with store._pool.connection() as conn:
         conn.execute(f"SET cladelog.async_after_us = '{async_after_us}'")
     return store
@@ -270,8 +268,8 @@ def test_an_append_commits_alone_only_right_after_its_own_previous_one(
     connection's first append, it releases the lock before the flush ('shared'). Appends
     that append nothing are neither; cladelog.async_after_us = -1 makes every append
     shared. Either way every acknowledged event is in the log, chained by the rule."""
-    schema = pg_harness.new().schema
-    one, two = (_writer(pg_harness, schema, "1e9") for _ in range(2))
+    log = pg_harness.new()
+    one, two = (_writer(pg_harness, log, "1e9") for _ in range(2))
     for i in range(4):  # alone: the first has no previous append on its connection
         one.append(prepared("a", 1, start=i), clock=clock)
     assert one.flushes == {"alone": 3, "shared": 1}
@@ -286,7 +284,7 @@ def test_an_append_commits_alone_only_right_after_its_own_previous_one(
     two.append(prepared("a", 1, start=11), idempotency_key="k", clock=clock)
     two.append(prepared("a", 1, start=11), idempotency_key="k", clock=clock)  # repeated
     assert two.flushes == {"alone": 2, "shared": 4}
-    forced = _writer(pg_harness, schema, "-1")
+    forced = _writer(pg_harness, log, "-1")
     for i in range(12, 15):
         forced.append(prepared("a", 1, start=i), clock=clock)
     assert forced.flushes == {"alone": 0, "shared": 3}
